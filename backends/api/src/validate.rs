@@ -1,0 +1,624 @@
+//! The descriptor validator: checks an [`OperatorDesc`] against every descriptor rule in
+//! `specs/` at a level, and finds the lowest level at which a descriptor is valid.
+//!
+//! Each check names the rule id it enforces; `specs/*.yaml` holds the sentence behind each id.
+
+use crate::spec::{self, SpecFile};
+use crate::{
+    ArgMaxDesc, FeatureLevel, Level, NonZeroCoordinatesDesc, OneHotDesc, OperatorDesc,
+    OvOneHotDesc, SpecFamily, TensorDesc,
+};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One broken rule: which rule, where, and what was expected against what was found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    /// Rule id from `specs/`, e.g. `ONE_HOT.INDICES_AXIS_SIZE`.
+    pub rule: String,
+    /// The tensor concerned, when the rule is about one (e.g. `IndicesTensor`).
+    pub tensor: Option<String>,
+    /// The field concerned, e.g. `Sizes[3]`, `DataType`, `Axis`.
+    pub field: String,
+    /// What the rule requires.
+    pub expected: String,
+    /// What the descriptor holds.
+    pub found: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.rule)?;
+        if let Some(tensor) = &self.tensor {
+            write!(f, "{tensor}.")?;
+        }
+        write!(
+            f,
+            "{}: expected {}, found {}",
+            self.field, self.expected, self.found
+        )
+    }
+}
+
+/// Collects violations while checking one descriptor.
+struct Checker {
+    violations: Vec<Violation>,
+}
+
+impl Checker {
+    fn new() -> Checker {
+        Checker {
+            violations: Vec::new(),
+        }
+    }
+
+    /// Records a violation of `rule` unless `holds`.
+    fn require(
+        &mut self,
+        holds: bool,
+        rule: &str,
+        tensor: Option<&str>,
+        field: impl Into<String>,
+        expected: impl fmt::Display,
+        found: impl fmt::Display,
+    ) {
+        if !holds {
+            self.violations.push(Violation {
+                rule: rule.to_string(),
+                tensor: tensor.map(str::to_string),
+                field: field.into(),
+                expected: expected.to_string(),
+                found: found.to_string(),
+            });
+        }
+    }
+}
+
+/// Every rule `operator` violates at `level`, in rule order; empty when it is valid there.
+pub fn validate(operator: &OperatorDesc, level: Level) -> Vec<Violation> {
+    let mut checker = Checker::new();
+    let spec = spec::for_operator(operator.kind());
+    let prefix = rule_prefix(spec);
+    check_buffer_tensors(&mut checker, operator);
+    check_support_table(&mut checker, operator, spec, &prefix, level);
+    match operator {
+        OperatorDesc::OneHot(desc) => check_one_hot(&mut checker, desc),
+        OperatorDesc::NonZeroCoordinates(desc) => check_nonzero_coordinates(&mut checker, desc),
+        OperatorDesc::ArgMax(desc) => check_argmax(&mut checker, desc),
+        OperatorDesc::OvOneHot(desc) => check_ov_one_hot(&mut checker, desc),
+    }
+    checker.violations
+}
+
+/// The lowest level of the operator's family at which `operator` is valid, or `None` when it is
+/// valid at no level (its violations do not depend on the level).
+pub fn lowest_valid_level(operator: &OperatorDesc) -> Option<Level> {
+    candidate_levels(operator.kind().family())
+        .into_iter()
+        .find(|&level| validate(operator, level).is_empty())
+}
+
+/// Every level of a family, lowest first (opsets up to the newest opconform knows).
+pub fn candidate_levels(family: SpecFamily) -> Vec<Level> {
+    match family {
+        SpecFamily::Directml => FeatureLevel::ALL.into_iter().map(Level::Dml).collect(),
+        SpecFamily::Openvino => (1..=NEWEST_OPSET).map(Level::Opset).collect(),
+    }
+}
+
+/// The newest OpenVINO opset opconform knows of (OneHot-1 is in all of them).
+pub const NEWEST_OPSET: u32 = 16;
+
+/// `ONE_HOT` from `ONE_HOT.AVAILABILITY`: the prefix of an operator's rule ids.
+fn rule_prefix(spec: &SpecFile) -> String {
+    spec.rules
+        .first()
+        .and_then(|r| r.id.split_once('.'))
+        .map(|(prefix, _)| prefix.to_string())
+        .unwrap_or_default()
+}
+
+/// The general `DML_BUFFER_TENSOR_DESC` rules, for every tensor of the descriptor.
+fn check_buffer_tensors(checker: &mut Checker, operator: &OperatorDesc) {
+    let is_dml = operator.kind().family() == SpecFamily::Directml;
+    for (name, desc) in operator.named_tensors() {
+        if is_dml {
+            for (i, &size) in desc.sizes.iter().enumerate() {
+                checker.require(
+                    size != 0,
+                    "TENSOR.SIZES_NONZERO",
+                    Some(name),
+                    format!("Sizes[{i}]"),
+                    "a size above 0",
+                    size,
+                );
+            }
+            let count = desc.element_count();
+            checker.require(
+                count <= u64::from(u32::MAX),
+                "TENSOR.ELEMENT_COUNT_32BIT",
+                Some(name),
+                "Sizes",
+                "an element count below 2^32",
+                count,
+            );
+        }
+        check_buffer_size(checker, name, desc);
+    }
+}
+
+/// `TENSOR.STRIDES_COUNT` and `TENSOR.TOTAL_SIZE` for one tensor.
+fn check_buffer_size(checker: &mut Checker, name: &str, desc: &TensorDesc) {
+    if let Some(strides) = &desc.strides {
+        checker.require(
+            strides.len() == desc.sizes.len(),
+            "TENSOR.STRIDES_COUNT",
+            Some(name),
+            "Strides",
+            format!("{} strides (one per dimension)", desc.sizes.len()),
+            format!("{} strides", strides.len()),
+        );
+        if strides.len() != desc.sizes.len() {
+            return;
+        }
+    }
+    match desc.min_size_in_bytes() {
+        Some(min) => checker.require(
+            desc.total_tensor_size_in_bytes >= min,
+            "TENSOR.TOTAL_SIZE",
+            Some(name),
+            "TotalTensorSizeInBytes",
+            format!("at least {min}"),
+            desc.total_tensor_size_in_bytes,
+        ),
+        None => checker.require(
+            false,
+            "TENSOR.TOTAL_SIZE",
+            Some(name),
+            "TotalTensorSizeInBytes",
+            "a size that fits in 64 bits",
+            "an overflowing size",
+        ),
+    }
+}
+
+/// Availability and the support table in force at `level`.
+fn check_support_table(
+    checker: &mut Checker,
+    operator: &OperatorDesc,
+    spec: &SpecFile,
+    prefix: &str,
+    level: Level,
+) {
+    let Some(table) = spec.table_at(level) else {
+        let introduced = spec
+            .introduced
+            .map_or_else(|| "?".to_string(), |l| l.to_string());
+        checker.require(
+            false,
+            &format!("{prefix}.AVAILABILITY"),
+            None,
+            "level",
+            format!("{} level {introduced} or above", spec.family),
+            level,
+        );
+        return;
+    };
+    for (name, desc) in operator.named_tensors() {
+        let Some(row) = table.tensors.get(name) else {
+            continue;
+        };
+        checker.require(
+            row.allows_dimension_count(desc.dimension_count()),
+            &format!("{prefix}.SUPPORT_DIMENSION_COUNT"),
+            Some(name),
+            "DimensionCount",
+            format!(
+                "{} to {} at {level} (table from {})",
+                row.dimension_counts[0], row.dimension_counts[1], table.from
+            ),
+            desc.dimension_count(),
+        );
+        checker.require(
+            row.data_types.contains(&desc.data_type),
+            &format!("{prefix}.SUPPORT_DATA_TYPE"),
+            Some(name),
+            "DataType",
+            format!(
+                "one of {} at {level} (table from {})",
+                join_names(&row.data_types),
+                table.from
+            ),
+            desc.data_type,
+        );
+    }
+}
+
+fn join_names<T: fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(T::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn sizes_text(sizes: &[u32]) -> String {
+    format!("{{{}}}", join_names(sizes))
+}
+
+fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
+    let rank = desc.indices.dimension_count();
+    for (name, tensor) in [("ValuesTensor", &desc.values), ("OutputTensor", &desc.output)] {
+        checker.require(
+            tensor.dimension_count() == rank,
+            "ONE_HOT.DIMENSION_COUNT_EQUAL",
+            Some(name),
+            "DimensionCount",
+            format!("{rank} (the IndicesTensor's)"),
+            tensor.dimension_count(),
+        );
+    }
+    checker.require(
+        desc.output.data_type == desc.values.data_type,
+        "ONE_HOT.OUTPUT_VALUES_SAME_TYPE",
+        Some("OutputTensor"),
+        "DataType",
+        format!("{} (the ValuesTensor's)", desc.values.data_type),
+        desc.output.data_type,
+    );
+    checker.require(
+        desc.values.element_count() >= 2,
+        "ONE_HOT.VALUES_ELEMENT_COUNT",
+        Some("ValuesTensor"),
+        "Sizes",
+        "at least two elements",
+        format!("{} element(s)", desc.values.element_count()),
+    );
+    let axis = desc.axis as usize;
+    checker.require(
+        axis < rank,
+        "ONE_HOT.AXIS_RANGE",
+        None,
+        "Axis",
+        format!("less than {rank} (the IndicesTensor's DimensionCount)"),
+        desc.axis,
+    );
+    if axis >= rank || desc.output.dimension_count() != rank {
+        return;
+    }
+    for i in (0..rank).filter(|&i| i != axis) {
+        checker.require(
+            desc.indices.sizes[i] == desc.output.sizes[i],
+            "ONE_HOT.INDICES_SIZES",
+            Some("IndicesTensor"),
+            format!("Sizes[{i}]"),
+            format!("{} (the OutputTensor's)", desc.output.sizes[i]),
+            desc.indices.sizes[i],
+        );
+    }
+    checker.require(
+        desc.indices.sizes[axis] == 1,
+        "ONE_HOT.INDICES_AXIS_SIZE",
+        Some("IndicesTensor"),
+        format!("Sizes[{axis}]"),
+        "1 (the Axis dimension)",
+        desc.indices.sizes[axis],
+    );
+    checker.require(
+        desc.output.sizes[axis] > 0,
+        "ONE_HOT.OUTPUT_AXIS_SIZE",
+        Some("OutputTensor"),
+        format!("Sizes[{axis}]"),
+        "greater than 0",
+        desc.output.sizes[axis],
+    );
+}
+
+/// The DimensionCount of a tensor without its leading size-1 dimensions.
+pub fn effective_rank(sizes: &[u32]) -> usize {
+    sizes.len() - sizes.iter().take_while(|&&s| s == 1).count()
+}
+
+fn check_nonzero_coordinates(checker: &mut Checker, desc: &NonZeroCoordinatesDesc) {
+    let count = &desc.output_count;
+    checker.require(
+        count.sizes.iter().all(|&s| s == 1),
+        "NONZERO_COORDINATES.COUNT_SCALAR",
+        Some("OutputCountTensor"),
+        "Sizes",
+        "all sizes 1",
+        sizes_text(&count.sizes),
+    );
+    checker.require(
+        count.data_type == crate::DataType::Uint32,
+        "NONZERO_COORDINATES.COUNT_TYPE",
+        Some("OutputCountTensor"),
+        "DataType",
+        "UINT32",
+        count.data_type,
+    );
+    let coords = &desc.output_coordinates;
+    let rank = coords.dimension_count();
+    let leading_ones = rank >= 2 && coords.sizes[..rank - 2].iter().all(|&s| s == 1);
+    checker.require(
+        leading_ones,
+        "NONZERO_COORDINATES.COORDINATES_SHAPE",
+        Some("OutputCoordinatesTensor"),
+        "Sizes",
+        "{1,…,1,M,N}",
+        sizes_text(&coords.sizes),
+    );
+    if rank < 2 {
+        return;
+    }
+    let m = u64::from(coords.sizes[rank - 2]);
+    let n = coords.sizes[rank - 1] as usize;
+    checker.require(
+        m == desc.input.element_count(),
+        "NONZERO_COORDINATES.COORDINATES_M",
+        Some("OutputCoordinatesTensor"),
+        format!("Sizes[{}]", rank - 2),
+        format!("{} (the InputTensor's element count)", desc.input.element_count()),
+        m,
+    );
+    let low = effective_rank(&desc.input.sizes);
+    let high = desc.input.dimension_count();
+    checker.require(
+        (low..=high).contains(&n),
+        "NONZERO_COORDINATES.COORDINATES_N",
+        Some("OutputCoordinatesTensor"),
+        format!("Sizes[{}]", rank - 1),
+        format!("{low} (effective rank) to {high} (DimensionCount) of the InputTensor"),
+        n,
+    );
+}
+
+fn check_argmax(checker: &mut Checker, desc: &ArgMaxDesc) {
+    let rank = desc.input.dimension_count();
+    checker.require(
+        desc.output.dimension_count() == rank,
+        "ARGMAX.DIMENSION_COUNT_EQUAL",
+        Some("OutputTensor"),
+        "DimensionCount",
+        format!("{rank} (the InputTensor's)"),
+        desc.output.dimension_count(),
+    );
+    checker.require(
+        !desc.axes.is_empty(),
+        "ARGMAX.AXIS_COUNT",
+        None,
+        "AxisCount",
+        "at least 1",
+        0,
+    );
+    for (i, &axis) in desc.axes.iter().enumerate() {
+        checker.require(
+            (axis as usize) < rank,
+            "ARGMAX.AXES_RANGE",
+            None,
+            format!("Axes[{i}]"),
+            format!("in [0, {}]", rank as i64 - 1),
+            axis,
+        );
+        checker.require(
+            !desc.axes[..i].contains(&axis),
+            "ARGMAX.AXES_DISTINCT",
+            None,
+            format!("Axes[{i}]"),
+            "an axis not listed before",
+            axis,
+        );
+    }
+    if desc.output.dimension_count() != rank {
+        return;
+    }
+    for i in 0..rank {
+        let reduced = desc.axes.contains(&(i as u32));
+        let expected = if reduced { 1 } else { desc.input.sizes[i] };
+        checker.require(
+            desc.output.sizes[i] == expected,
+            "ARGMAX.OUTPUT_SIZES",
+            Some("OutputTensor"),
+            format!("Sizes[{i}]"),
+            if reduced {
+                "1 (a reduced axis)".to_string()
+            } else {
+                format!("{expected} (the InputTensor's)")
+            },
+            desc.output.sizes[i],
+        );
+    }
+}
+
+fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
+    checker.require(
+        desc.depth.data_type == desc.indices.data_type,
+        "ONEHOT1.T1_SAME_TYPE",
+        Some("depth"),
+        "type",
+        format!("{} (T1, the indices' type)", desc.indices.data_type),
+        desc.depth.data_type,
+    );
+    checker.require(
+        desc.depth_value > 0,
+        "ONEHOT1.DEPTH_POSITIVE",
+        Some("depth"),
+        "value",
+        "a positive number",
+        desc.depth_value,
+    );
+    checker.require(
+        desc.off_value.data_type == desc.on_value.data_type,
+        "ONEHOT1.VALUES_SAME_TYPE",
+        Some("off_value"),
+        "type",
+        format!("{} (on_value's)", desc.on_value.data_type),
+        desc.off_value.data_type,
+    );
+    checker.require(
+        desc.output.data_type == desc.on_value.data_type,
+        "ONEHOT1.VALUES_SAME_TYPE",
+        Some("output"),
+        "type",
+        format!("{} (on_value's)", desc.on_value.data_type),
+        desc.output.data_type,
+    );
+    let n = desc.indices.dimension_count() as i64;
+    checker.require(
+        (-(n + 1)..=n).contains(&desc.axis),
+        "ONEHOT1.AXIS_RANGE",
+        None,
+        "axis",
+        format!("in [{}, {n}]", -(n + 1)),
+        desc.axis,
+    );
+    let Some(expected) = ov_one_hot_output_sizes(desc) else {
+        return;
+    };
+    checker.require(
+        desc.output.sizes == expected,
+        "ONEHOT1.OUTPUT_SHAPE",
+        Some("output"),
+        "shape",
+        sizes_text(&expected),
+        sizes_text(&desc.output.sizes),
+    );
+}
+
+/// The output shape OneHot-1 produces: the indices' shape with `depth` inserted at `axis`, or
+/// `None` when the axis is out of range or depth is not a positive `u32`.
+pub fn ov_one_hot_output_sizes(desc: &OvOneHotDesc) -> Option<Vec<u32>> {
+    let n = desc.indices.dimension_count() as i64;
+    let axis = if desc.axis < 0 {
+        desc.axis + n + 1
+    } else {
+        desc.axis
+    };
+    if !(0..=n).contains(&axis) {
+        return None;
+    }
+    let depth = u32::try_from(desc.depth_value).ok().filter(|&d| d > 0)?;
+    let mut sizes = desc.indices.sizes.clone();
+    sizes.insert(axis as usize, depth);
+    Some(sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AxisDirection, DataType};
+
+    fn one_hot(indices: &[u32], output: &[u32], axis: u32, index_type: DataType) -> OperatorDesc {
+        OperatorDesc::OneHot(OneHotDesc {
+            indices: TensorDesc::packed(index_type, indices),
+            values: TensorDesc::packed(DataType::Float32, &[1, 1, 1, 2]),
+            output: TensorDesc::packed(DataType::Float32, output),
+            axis,
+        })
+    }
+
+    fn rules(violations: &[Violation]) -> Vec<&str> {
+        violations.iter().map(|v| v.rule.as_str()).collect()
+    }
+
+    #[test]
+    fn documented_one_hot_is_valid_from_2_0() {
+        let desc = one_hot(&[1, 1, 3, 1], &[1, 1, 3, 4], 3, DataType::Uint32);
+        assert!(validate(&desc, Level::dml(0x2000)).is_empty());
+        assert_eq!(lowest_valid_level(&desc), Some(Level::dml(0x2000)));
+        assert_eq!(
+            rules(&validate(&desc, Level::dml(0x1000))),
+            ["ONE_HOT.AVAILABILITY"]
+        );
+    }
+
+    #[test]
+    fn signed_indices_need_3_0() {
+        let desc = one_hot(&[1, 1, 3, 1], &[1, 1, 3, 4], 3, DataType::Int32);
+        assert_eq!(lowest_valid_level(&desc), Some(Level::dml(0x3000)));
+        assert_eq!(
+            rules(&validate(&desc, Level::dml(0x2100))),
+            ["ONE_HOT.SUPPORT_DATA_TYPE"]
+        );
+    }
+
+    #[test]
+    fn one_hot_shape_rules_name_the_field() {
+        let desc = one_hot(&[1, 2, 3, 1], &[1, 1, 3, 4], 3, DataType::Uint32);
+        let found = validate(&desc, Level::dml(0x4100));
+        assert_eq!(rules(&found), ["ONE_HOT.INDICES_SIZES"]);
+        assert_eq!(found[0].field, "Sizes[1]");
+        let desc = one_hot(&[1, 1, 3, 2], &[1, 1, 3, 4], 3, DataType::Uint32);
+        assert_eq!(
+            rules(&validate(&desc, Level::dml(0x4100))),
+            ["ONE_HOT.INDICES_AXIS_SIZE"]
+        );
+        let desc = one_hot(&[1, 1, 3, 1], &[1, 1, 3, 4], 4, DataType::Uint32);
+        assert_eq!(
+            rules(&validate(&desc, Level::dml(0x4100))),
+            ["ONE_HOT.AXIS_RANGE"]
+        );
+    }
+
+    #[test]
+    fn general_tensor_rules() {
+        let mut desc = TensorDesc::packed(DataType::Float32, &[2, 0]);
+        desc.total_tensor_size_in_bytes = 0;
+        let op = OperatorDesc::ArgMax(ArgMaxDesc {
+            input: desc,
+            output: TensorDesc::packed(DataType::Uint32, &[1, 0]),
+            axes: vec![0],
+            axis_direction: AxisDirection::Increasing,
+        });
+        let found = validate(&op, Level::dml(0x3000));
+        assert_eq!(
+            rules(&found),
+            ["TENSOR.SIZES_NONZERO", "TENSOR.SIZES_NONZERO"]
+        );
+        let mut small = TensorDesc::packed(DataType::Float32, &[4]);
+        small.total_tensor_size_in_bytes = 12;
+        let op = OperatorDesc::ArgMax(ArgMaxDesc {
+            input: small,
+            output: TensorDesc::packed(DataType::Uint32, &[1]),
+            axes: vec![0],
+            axis_direction: AxisDirection::Increasing,
+        });
+        assert_eq!(rules(&validate(&op, Level::dml(0x3000))), ["TENSOR.TOTAL_SIZE"]);
+    }
+
+    #[test]
+    fn argmax_axes_rules() {
+        let op = OperatorDesc::ArgMax(ArgMaxDesc {
+            input: TensorDesc::packed(DataType::Float32, &[3, 3]),
+            output: TensorDesc::packed(DataType::Uint32, &[1, 1]),
+            axes: vec![0, 0, 2],
+            axis_direction: AxisDirection::Increasing,
+        });
+        assert_eq!(
+            rules(&validate(&op, Level::dml(0x3000))),
+            ["ARGMAX.AXES_DISTINCT", "ARGMAX.AXES_RANGE", "ARGMAX.OUTPUT_SIZES"]
+        );
+    }
+
+    #[test]
+    fn nonzero_coordinates_n_bounds() {
+        let op = |n: u32| {
+            OperatorDesc::NonZeroCoordinates(NonZeroCoordinatesDesc {
+                input: TensorDesc::packed(DataType::Float32, &[1, 1, 12, 5]),
+                output_count: TensorDesc::packed(DataType::Uint32, &[1, 1, 1, 1]),
+                output_coordinates: TensorDesc::packed(DataType::Uint32, &[1, 1, 60, n]),
+            })
+        };
+        for n in 2..=4 {
+            assert!(validate(&op(n), Level::dml(0x3000)).is_empty(), "N = {n}");
+        }
+        for n in [1, 5] {
+            assert_eq!(
+                rules(&validate(&op(n), Level::dml(0x3000))),
+                ["NONZERO_COORDINATES.COORDINATES_N"]
+            );
+        }
+        assert_eq!(effective_rank(&[1, 1, 1, 1]), 0);
+        assert_eq!(effective_rank(&[1, 2, 1, 4]), 3);
+    }
+}

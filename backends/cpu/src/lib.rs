@@ -1,0 +1,1 @@
+//! CPU backend (placeholder until implemented).

@@ -1,0 +1,1 @@
+//! opconform harness.
