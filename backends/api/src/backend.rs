@@ -37,7 +37,7 @@ impl BackendInfo {
 }
 
 /// Why a backend did not produce outputs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum BackendError {
     /// The backend does not implement this (a type, rank or feature it lacks).
     Unsupported {
@@ -56,6 +56,18 @@ pub enum BackendError {
         /// What went wrong.
         message: String,
     },
+    /// The backend crashed (an out-of-process backend exited or wrote garbage).
+    Crash {
+        /// What happened, with the tail of the backend's stderr.
+        message: String,
+    },
+    /// The backend did not answer within the per-case time limit.
+    Timeout {
+        /// The limit, in seconds.
+        seconds: f64,
+        /// The tail of the backend's stderr.
+        message: String,
+    },
 }
 
 impl fmt::Display for BackendError {
@@ -66,6 +78,10 @@ impl fmt::Display for BackendError {
                 write!(f, "invalid descriptor ({}): {message}", rules.join(", "))
             }
             BackendError::Internal { message } => write!(f, "internal error: {message}"),
+            BackendError::Crash { message } => write!(f, "backend crashed: {message}"),
+            BackendError::Timeout { seconds, message } => {
+                write!(f, "backend timed out after {seconds} s: {message}")
+            }
         }
     }
 }

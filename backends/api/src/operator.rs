@@ -107,7 +107,7 @@ pub enum AxisDirection {
 }
 
 /// `DML_ONE_HOT_OPERATOR_DESC`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct OneHotDesc {
     /// `IndicesTensor`: the OnValue position of each sequence.
     pub indices: TensorDesc,
@@ -121,7 +121,7 @@ pub struct OneHotDesc {
 }
 
 /// `DML_NONZERO_COORDINATES_OPERATOR_DESC`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NonZeroCoordinatesDesc {
     /// `InputTensor`.
     pub input: TensorDesc,
@@ -132,7 +132,7 @@ pub struct NonZeroCoordinatesDesc {
 }
 
 /// `DML_ARGMAX_OPERATOR_DESC`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ArgMaxDesc {
     /// `InputTensor`.
     pub input: TensorDesc,
@@ -148,7 +148,7 @@ pub struct ArgMaxDesc {
 ///
 /// `depth` must be a constant for OpenVINO's shape inference, so its value is part of the
 /// descriptor (`depth_value`) as well as an input tensor.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct OvOneHotDesc {
     /// Input 1, `indices` (T1, rank N, may be 0-D).
     pub indices: TensorDesc,
@@ -167,15 +167,20 @@ pub struct OvOneHotDesc {
 }
 
 /// A descriptor for one of the operators opconform certifies.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "operator")]
 pub enum OperatorDesc {
     /// `DML_ONE_HOT`.
+    #[serde(rename = "DML_ONE_HOT")]
     OneHot(OneHotDesc),
     /// `DML_NONZERO_COORDINATES`.
+    #[serde(rename = "DML_NONZERO_COORDINATES")]
     NonZeroCoordinates(NonZeroCoordinatesDesc),
     /// `DML_ARGMAX`.
+    #[serde(rename = "DML_ARGMAX")]
     ArgMax(ArgMaxDesc),
     /// OpenVINO `OneHot-1`.
+    #[serde(rename = "OneHot-1")]
     OvOneHot(OvOneHotDesc),
 }
 

@@ -1,0 +1,1 @@
+//! Vulkan-compute backend (being written).
