@@ -1,1 +1,14 @@
-//! opconform harness.
+//! opconform: conformance harness and validator for ML tensor operators.
+//!
+//! A case flows from YAML to report through [`case`] (load and check), [`selection`] (which
+//! cases run), [`runner`] (execute on a [`opconform_backend::Backend`] and compare) and
+//! [`report`] (results, JUnit, compliance matrices). [`bundled`] opens the bundled backends,
+//! [`protocol`] runs out-of-process ones, and [`cli`] is the command line.
+
+pub mod bundled;
+pub mod case;
+pub mod cli;
+pub mod protocol;
+pub mod report;
+pub mod runner;
+pub mod selection;

@@ -1,1 +1,5 @@
-fn main() {}
+//! The `opconform` command; see `opconform --help`.
+
+fn main() -> std::process::ExitCode {
+    opconform::cli::main()
+}

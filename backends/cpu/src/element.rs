@@ -1,0 +1,322 @@
+//! Typed tensor elements: little-endian reading and writing, plus the per-operator views of an
+//! element (raw bits to copy, an ordering key for ArgMax, zero-ness for NonZeroCoordinates,
+//! a position for OneHot indices).
+//!
+//! Every kernel is generic over these traits and monomorphised per data type, so inner loops do
+//! no dynamic dispatch.
+
+use half::f16;
+
+/// A fixed-size tensor element stored little-endian in a byte buffer.
+pub(crate) trait Element: Copy + Send + Sync + 'static {
+    /// Size in bytes.
+    const SIZE: usize;
+
+    /// Reads the element from the first [`Element::SIZE`] bytes of `bytes`.
+    fn read(bytes: &[u8]) -> Self;
+
+    /// Writes the element into the first [`Element::SIZE`] bytes of `out`.
+    fn write(self, out: &mut [u8]);
+}
+
+/// Copies the first `N` bytes of `bytes` into an array.
+#[inline(always)]
+fn array<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&bytes[..N]);
+    a
+}
+
+macro_rules! numeric_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+
+            #[inline(always)]
+            fn read(bytes: &[u8]) -> Self {
+                <$t>::from_le_bytes(array(bytes))
+            }
+
+            #[inline(always)]
+            fn write(self, out: &mut [u8]) {
+                out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+
+numeric_element!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+impl Element for f16 {
+    const SIZE: usize = 2;
+
+    #[inline(always)]
+    fn read(bytes: &[u8]) -> Self {
+        f16::from_bits(u16::from_le_bytes(array(bytes)))
+    }
+
+    #[inline(always)]
+    fn write(self, out: &mut [u8]) {
+        out[..2].copy_from_slice(&self.to_bits().to_le_bytes());
+    }
+}
+
+/// An element of `N` bytes treated as opaque bits: copying it is bit-exact for every data type
+/// (NaN payloads, -0.0), which is all OneHot does with its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bits<const N: usize>(pub [u8; N]);
+
+impl<const N: usize> Element for Bits<N> {
+    const SIZE: usize = N;
+
+    #[inline(always)]
+    fn read(bytes: &[u8]) -> Self {
+        Bits(array(bytes))
+    }
+
+    #[inline(always)]
+    fn write(self, out: &mut [u8]) {
+        out[..N].copy_from_slice(&self.0);
+    }
+}
+
+/// An element with a total order for ArgMax: NaN above every number (all NaNs equal), and
+/// -0.0 equal to +0.0. Integers are ordered as integers, never through floating point.
+pub(crate) trait OrderKey: Element {
+    /// The key compared in place of the element.
+    type Key: Ord + Copy + Send + Sync;
+
+    /// The smallest key any element can have.
+    const MIN_KEY: Self::Key;
+
+    /// The element's key.
+    fn key(self) -> Self::Key;
+}
+
+macro_rules! integer_order_key {
+    ($($t:ty),*) => {$(
+        impl OrderKey for $t {
+            type Key = $t;
+            const MIN_KEY: $t = <$t>::MIN;
+
+            #[inline(always)]
+            fn key(self) -> $t {
+                self
+            }
+        }
+    )*};
+}
+
+integer_order_key!(u8, i8, u16, i16, u32, i32, u64, i64);
+
+/// Builds the ordering key of an IEEE float from its bits: `$bits` unsigned, `$key` the signed
+/// integer of the same width, `$infinity` the bits of +infinity.
+macro_rules! float_order_key {
+    ($t:ty, $bits:ty, $key:ty, $infinity:expr, $to_bits:expr) => {
+        impl OrderKey for $t {
+            type Key = $key;
+            const MIN_KEY: $key = <$key>::MIN;
+
+            #[inline(always)]
+            fn key(self) -> $key {
+                const SIGN: $bits = 1 << (<$bits>::BITS - 1);
+                const MAGNITUDE: $bits = !SIGN;
+                const INFINITY: $bits = $infinity;
+                let bits: $bits = $to_bits(self);
+                let magnitude = bits & MAGNITUDE;
+                if magnitude > INFINITY {
+                    <$key>::MAX // NaN, whatever its sign and payload
+                } else if magnitude == 0 {
+                    0 // +0.0 and -0.0
+                } else if bits & SIGN != 0 {
+                    // Negative: flip the magnitude bits so that larger magnitudes order lower.
+                    (bits ^ MAGNITUDE) as $key
+                } else {
+                    bits as $key
+                }
+            }
+        }
+    };
+}
+
+float_order_key!(f16, u16, i16, 0x7c00, |v: f16| v.to_bits());
+float_order_key!(f32, u32, i32, 0x7f80_0000, |v: f32| v.to_bits());
+float_order_key!(f64, u64, i64, 0x7ff0_0000_0000_0000, |v: f64| v.to_bits());
+
+/// Zero-ness for NonZeroCoordinates: -0.0 and +0.0 are zero, NaN is not.
+pub(crate) trait Zero: Element {
+    /// True unless the element is zero.
+    fn is_nonzero(self) -> bool;
+}
+
+macro_rules! integer_zero {
+    ($($t:ty),*) => {$(
+        impl Zero for $t {
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0
+            }
+        }
+    )*};
+}
+
+integer_zero!(u8, i8, u16, i16, u32, i32, u64, i64);
+
+impl Zero for f16 {
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self.to_bits() & 0x7fff != 0
+    }
+}
+
+impl Zero for f32 {
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self.to_bits() & 0x7fff_ffff != 0
+    }
+}
+
+impl Zero for f64 {
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self.to_bits() & 0x7fff_ffff_ffff_ffff != 0
+    }
+}
+
+/// A OneHot index element: where in a sequence of `depth` elements it puts the OnValue.
+pub(crate) trait OneHotIndex: Element {
+    /// The position selected in a sequence of `depth` elements, or `None` when the index is
+    /// out of range (the whole sequence is OffValue). With `from_end`, a negative index counts
+    /// from the end (-1 is the last position); without it, a negative index is out of range.
+    /// Values are compared at full width, never truncated.
+    fn position(self, depth: u64, from_end: bool) -> Option<u64>;
+}
+
+macro_rules! unsigned_index {
+    ($($t:ty),*) => {$(
+        impl OneHotIndex for $t {
+            #[inline(always)]
+            fn position(self, depth: u64, _from_end: bool) -> Option<u64> {
+                let index = u64::from(self);
+                (index < depth).then_some(index)
+            }
+        }
+    )*};
+}
+
+macro_rules! signed_index {
+    ($($t:ty),*) => {$(
+        impl OneHotIndex for $t {
+            #[inline(always)]
+            fn position(self, depth: u64, from_end: bool) -> Option<u64> {
+                let index = i64::from(self);
+                if index >= 0 {
+                    let index = index.unsigned_abs();
+                    (index < depth).then_some(index)
+                } else if from_end {
+                    // -1 is depth - 1; below -depth is out of range.
+                    depth.checked_sub(index.unsigned_abs())
+                } else {
+                    None
+                }
+            }
+        }
+    )*};
+}
+
+unsigned_index!(u32, u64);
+signed_index!(i32, i64);
+
+/// An ArgMax output element: a flat index within the reduced sub-tensor.
+pub(crate) trait FromIndex: Element {
+    /// The index as this type (two's-complement wrapping for an index past its range, which
+    /// a valid descriptor cannot produce for 64-bit types).
+    fn from_index(index: usize) -> Self;
+}
+
+macro_rules! from_index {
+    ($($t:ty),*) => {$(
+        impl FromIndex for $t {
+            #[inline(always)]
+            fn from_index(index: usize) -> Self {
+                index as $t
+            }
+        }
+    )*};
+}
+
+from_index!(u32, i32, u64, i64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_keys_order_like_numbers() {
+        let values = [
+            f32::NEG_INFINITY,
+            -3.5,
+            -1.0,
+            -f32::MIN_POSITIVE,
+            -1e-45,
+            0.0,
+            1e-45,
+            f32::MIN_POSITIVE,
+            1.0,
+            f32::MAX,
+            f32::INFINITY,
+        ];
+        for pair in values.windows(2) {
+            assert!(pair[0].key() < pair[1].key(), "{} < {}", pair[0], pair[1]);
+        }
+        assert_eq!((-0.0f32).key(), 0.0f32.key());
+        let nan = f32::from_bits(0xffc0_0001); // negative NaN with a payload
+        assert!(nan.key() > f32::INFINITY.key());
+        assert_eq!(nan.key(), f32::NAN.key());
+    }
+
+    #[test]
+    fn half_and_double_keys() {
+        let h = |v: f32| f16::from_f32(v);
+        assert!(h(-2.0).key() < h(-1.0).key());
+        assert!(h(-1.0).key() < h(0.5).key());
+        assert_eq!(h(-0.0).key(), h(0.0).key());
+        assert!(f16::NAN.key() > f16::INFINITY.key());
+        assert!((-1.0f64).key() < 1e-300f64.key());
+        assert!(f64::NAN.key() > f64::INFINITY.key());
+        assert_eq!((-0.0f64).key(), 0.0f64.key());
+    }
+
+    #[test]
+    fn zero_ness() {
+        assert!(!(-0.0f32).is_nonzero());
+        assert!(!0.0f32.is_nonzero());
+        assert!(f32::NAN.is_nonzero());
+        assert!(!f16::from_bits(0x8000).is_nonzero());
+        assert!(f16::from_bits(0x0001).is_nonzero());
+        assert!(!(-0.0f64).is_nonzero());
+        assert!((-1i8).is_nonzero());
+    }
+
+    #[test]
+    fn index_positions() {
+        assert_eq!(3u32.position(4, true), Some(3));
+        assert_eq!(4u32.position(4, true), None);
+        assert_eq!(u64::MAX.position(4, true), None);
+        assert_eq!((1i64 << 32).position(4, true), None);
+        assert_eq!((-1i32).position(4, true), Some(3));
+        assert_eq!((-4i32).position(4, true), Some(0));
+        assert_eq!((-5i32).position(4, true), None);
+        assert_eq!(i64::MIN.position(4, true), None);
+        assert_eq!((-1i64).position(4, false), None);
+    }
+
+    #[test]
+    fn bits_round_trip() {
+        let mut buf = [0u8; 4];
+        Bits([1, 2, 3, 4]).write(&mut buf);
+        assert_eq!(Bits::<4>::read(&buf), Bits([1, 2, 3, 4]));
+        0x0102_0304u32.write(&mut buf);
+        assert_eq!(buf, [4, 3, 2, 1]);
+    }
+}

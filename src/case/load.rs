@@ -1,0 +1,1029 @@
+//! Loading case files: parse, check every field, build the operator descriptor and buffers,
+//! and check the case against the validator. Every error names file, line, column and field;
+//! one bad file or case never hides the others.
+
+use super::element::Element;
+use super::format::{
+    Attributes, CaseClass, CaseFile, CaseSpec, InputTensorSpec, OutputTensorSpec, Source,
+    CASE_FORMAT_VERSION,
+};
+use super::locate::CaseLocator;
+use opconform_backend::validate::{lowest_valid_level, validate};
+use opconform_backend::{
+    spec, ArgMaxDesc, AxisDirection, DataType, Level, NonZeroCoordinatesDesc, OneHotDesc,
+    OperatorDesc, OperatorKind, OvOneHotDesc, Tensor, TensorDesc,
+};
+use rayon::prelude::*;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The largest buffer a case may describe (1 GiB); larger ones are refused at load time rather
+/// than failing to allocate mid-run.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+
+/// A ready-to-run case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Full id: `<operator slug>::<group>::<id>`, e.g. `dml_one_hot::documented::example_1`.
+    pub id: String,
+    /// The file it was loaded from, as given on the command line (relative when possible).
+    pub file: PathBuf,
+    /// 1-based line of the case in its file.
+    pub line: usize,
+    /// The operator descriptor.
+    pub operator: OperatorDesc,
+    /// Level the case is tagged with (and executed at).
+    pub level: Level,
+    /// Required or informational.
+    pub class: CaseClass,
+    /// Free tags.
+    pub tags: Vec<String>,
+    /// Behaviour rule ids exercised.
+    pub exercises: Vec<String>,
+    /// Provenance.
+    pub source: Source,
+    /// Input tensors in descriptor order.
+    pub inputs: Vec<Tensor>,
+    /// What a backend must do.
+    pub expectation: Expectation,
+}
+
+/// What a backend must do with a case.
+#[derive(Debug, Clone)]
+pub enum Expectation {
+    /// Produce these outputs (descriptor order).
+    Outputs(Vec<ExpectedTensor>),
+    /// Reject the descriptor; the validator reports exactly these rule ids.
+    Invalid(Vec<String>),
+}
+
+/// An expected output: packed element bytes in logical row-major order, and which are defined.
+#[derive(Debug, Clone)]
+pub struct ExpectedTensor {
+    /// Tensor name from the spec, e.g. `OutputTensor`.
+    pub name: String,
+    /// The output's description (what the backend writes into).
+    pub desc: TensorDesc,
+    /// Element bytes, packed, in row-major order of the logical coordinates.
+    pub bytes: Vec<u8>,
+    /// Per element, whether the spec defines it; `None` when every element is defined.
+    pub defined: Option<Vec<bool>>,
+}
+
+impl ExpectedTensor {
+    /// True when element `index` (row-major) is compared.
+    pub fn is_defined(&self, index: usize) -> bool {
+        self.defined.as_ref().is_none_or(|d| d[index])
+    }
+}
+
+impl Case {
+    /// The operator.
+    pub fn kind(&self) -> OperatorKind {
+        self.operator.kind()
+    }
+
+    /// True for a negative case.
+    pub fn is_negative(&self) -> bool {
+        matches!(self.expectation, Expectation::Invalid(_))
+    }
+}
+
+/// A load error, pointing into the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line (0 when unknown).
+    pub line: usize,
+    /// 1-based column (0 when unknown).
+    pub column: usize,
+    /// The field, e.g. `cases[2].inputs.IndicesTensor.data`.
+    pub field: String,
+    /// What is wrong, naming the rule when one is broken.
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}: {}",
+            self.file.display(),
+            self.line,
+            self.column,
+            self.field,
+            self.message
+        )
+    }
+}
+
+/// The cases and errors from loading a set of paths.
+#[derive(Debug, Default)]
+pub struct LoadedCases {
+    /// Cases that loaded, sorted by id.
+    pub cases: Vec<Case>,
+    /// Every error found, in file order.
+    pub errors: Vec<LoadError>,
+}
+
+/// Loads every `.yaml`/`.yml` case file under `paths` (files or folders, recursively, in sorted
+/// order). Group names come from each file's path relative to the folder it was found under.
+pub fn load_paths(paths: &[PathBuf]) -> LoadedCases {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        collect_case_files(path, path, &mut files, &mut errors);
+    }
+    let results: Vec<(Vec<Case>, Vec<LoadError>)> = files
+        .par_iter()
+        .map(|(root, file)| load_file(root, file))
+        .collect();
+    let mut cases = Vec::new();
+    for (file_cases, file_errors) in results {
+        cases.extend(file_cases);
+        errors.extend(file_errors);
+    }
+    reject_duplicate_ids(&mut cases, &mut errors);
+    cases.sort_by(|a, b| a.id.cmp(&b.id));
+    LoadedCases { cases, errors }
+}
+
+fn collect_case_files(
+    root: &Path,
+    path: &Path,
+    files: &mut Vec<(PathBuf, PathBuf)>,
+    errors: &mut Vec<LoadError>,
+) {
+    if path.is_file() {
+        let root = if root == path {
+            path.parent().unwrap_or(Path::new("")).to_path_buf()
+        } else {
+            root.to_path_buf()
+        };
+        files.push((root, path.to_path_buf()));
+        return;
+    }
+    let entries = match std::fs::read_dir(path) {
+        Ok(entries) => entries,
+        Err(e) => {
+            errors.push(file_error(path, format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    children.sort();
+    for child in children {
+        let is_yaml = child
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml");
+        if child.is_dir() || is_yaml {
+            collect_case_files(root, &child, files, errors);
+        }
+    }
+}
+
+fn file_error(file: &Path, message: String) -> LoadError {
+    LoadError {
+        file: file.to_path_buf(),
+        line: 0,
+        column: 0,
+        field: "(file)".to_string(),
+        message,
+    }
+}
+
+fn reject_duplicate_ids(cases: &mut Vec<Case>, errors: &mut Vec<LoadError>) {
+    let mut first_seen: HashMap<String, (PathBuf, usize)> = HashMap::new();
+    cases.retain(|case| match first_seen.get(&case.id) {
+        Some((file, line)) => {
+            errors.push(LoadError {
+                file: case.file.clone(),
+                line: case.line,
+                column: 1,
+                field: "id".to_string(),
+                message: format!(
+                    "duplicate case id `{}` (first defined at {}:{line})",
+                    case.id,
+                    file.display()
+                ),
+            });
+            false
+        }
+        None => {
+            first_seen.insert(case.id.clone(), (case.file.clone(), case.line));
+            true
+        }
+    });
+}
+
+/// Loads one case file. `root` is the folder group names are relative to.
+pub fn load_file(root: &Path, file: &Path) -> (Vec<Case>, Vec<LoadError>) {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) => return (Vec::new(), vec![file_error(file, format!("cannot read: {e}"))]),
+    };
+    load_text(root, file, &text)
+}
+
+/// Loads case file text as if read from `file` (used by tests and by `load_file`).
+pub fn load_text(root: &Path, file: &Path, text: &str) -> (Vec<Case>, Vec<LoadError>) {
+    let parsed: CaseFile = match serde_yaml::from_str(text) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+            return (
+                Vec::new(),
+                vec![LoadError {
+                    file: file.to_path_buf(),
+                    line,
+                    column,
+                    field: "(yaml)".to_string(),
+                    message: e.to_string(),
+                }],
+            );
+        }
+    };
+    if parsed.format != CASE_FORMAT_VERSION {
+        return (
+            Vec::new(),
+            vec![LoadError {
+                file: file.to_path_buf(),
+                line: 1,
+                column: 1,
+                field: "format".to_string(),
+                message: format!(
+                    "case format {} is not supported; this build reads format {CASE_FORMAT_VERSION}",
+                    parsed.format
+                ),
+            }],
+        );
+    }
+    let locator = CaseLocator::new(text);
+    let group_path = file.strip_prefix(root).unwrap_or(file);
+    let mut cases = Vec::new();
+    let mut errors = Vec::new();
+    for (index, spec) in parsed.cases.iter().enumerate() {
+        let context = CaseContext {
+            file,
+            index,
+            locator: &locator,
+        };
+        match build_case(&context, group_path, spec) {
+            Ok(case) => cases.push(case),
+            Err(mut case_errors) => errors.append(&mut case_errors),
+        }
+    }
+    (cases, errors)
+}
+
+/// Where a case sits, for error messages.
+struct CaseContext<'a> {
+    file: &'a Path,
+    index: usize,
+    locator: &'a CaseLocator<'a>,
+}
+
+impl CaseContext<'_> {
+    fn error(&self, path: &[&str], message: impl Into<String>) -> LoadError {
+        let (line, column) = self.locator.field(self.index, path).unwrap_or((0, 0));
+        let mut field = format!("cases[{}]", self.index);
+        for key in path {
+            field.push('.');
+            field.push_str(key);
+        }
+        LoadError {
+            file: self.file.to_path_buf(),
+            line,
+            column,
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+/// The group of a case file: its path below the root, without the extension and without a
+/// component naming the operator (`documented/dml_one_hot.yaml` → `documented`).
+pub fn group_name(relative: &Path, operator: OperatorKind) -> String {
+    let mut parts: Vec<String> = relative
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .filter(|part| part != operator.slug())
+        .collect();
+    if parts.is_empty() {
+        parts.push("cases".to_string());
+    }
+    parts.join("::")
+}
+
+fn build_case(
+    context: &CaseContext,
+    group_path: &Path,
+    spec: &CaseSpec,
+) -> Result<Case, Vec<LoadError>> {
+    let mut errors = Vec::new();
+    check_identity(context, spec, &mut errors);
+    let negative = !spec.expect_invalid.is_empty();
+    let inputs = build_inputs(context, spec, negative, &mut errors);
+    let outputs = build_output_descs(context, spec, negative, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let operator = match build_operator(context, spec, &inputs, &outputs) {
+        Ok(operator) => operator,
+        Err(e) => return Err(vec![e]),
+    };
+    check_level(context, spec, &operator, &mut errors);
+    let expectation = if negative {
+        Expectation::Invalid(spec.expect_invalid.clone())
+    } else {
+        Expectation::Outputs(build_expected(context, spec, &outputs, &mut errors))
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let group = group_name(group_path, spec.operator);
+    Ok(Case {
+        id: format!("{}::{group}::{}", spec.operator.slug(), spec.id),
+        file: context.file.to_path_buf(),
+        line: context.locator.case_line(context.index).unwrap_or(0),
+        operator,
+        level: spec.level,
+        class: spec.class,
+        tags: spec.tags.clone(),
+        exercises: spec.exercises.clone(),
+        source: spec.source.clone(),
+        inputs: inputs.into_iter().map(|(_, t)| t).collect(),
+        expectation,
+    })
+}
+
+fn check_identity(context: &CaseContext, spec: &CaseSpec, errors: &mut Vec<LoadError>) {
+    let id_ok = !spec.id.is_empty()
+        && spec
+            .id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !id_ok {
+        errors.push(context.error(
+            &["id"],
+            format!("`{}` is not an id: use lower-case letters, digits and `_`", spec.id),
+        ));
+    }
+    if spec.level.family() != spec.operator.family() && spec.expect_invalid.is_empty() {
+        errors.push(context.error(
+            &["level"],
+            format!(
+                "{} is versioned by {} levels, not `{}`",
+                spec.operator,
+                spec.operator.family(),
+                spec.level
+            ),
+        ));
+    }
+    let sources = [
+        spec.source.document.is_some(),
+        spec.source.generator.is_some(),
+        spec.source.hand_written.is_some(),
+    ];
+    if sources.iter().filter(|&&s| s).count() != 1 {
+        errors.push(context.error(
+            &["source"],
+            "give exactly one of `document` (with `example`), `generator` or `hand_written`",
+        ));
+    }
+    if spec.source.document.is_some() && spec.source.example.is_none() {
+        errors.push(context.error(&["source"], "a `document` source needs its `example`"));
+    }
+    for (key, ids, kind) in [
+        ("exercises", &spec.exercises, spec::RuleKind::Behaviour),
+        ("expect_invalid", &spec.expect_invalid, spec::RuleKind::Descriptor),
+    ] {
+        for id in ids {
+            match spec::all_rules().find(|r| r.id == *id) {
+                Some(rule) if rule.kind == kind => {}
+                Some(_) => errors.push(context.error(
+                    &[key],
+                    format!("rule `{id}` is not a {kind:?} rule"),
+                )),
+                None => errors.push(context.error(
+                    &[key],
+                    format!("no rule `{id}` in specs/"),
+                )),
+            }
+        }
+    }
+}
+
+fn build_inputs(
+    context: &CaseContext,
+    spec: &CaseSpec,
+    negative: bool,
+    errors: &mut Vec<LoadError>,
+) -> Vec<(String, Tensor)> {
+    let (names, _) = spec.operator.tensor_names();
+    check_tensor_names(context, "inputs", names, spec.inputs.names(), errors);
+    let mut tensors = Vec::new();
+    for &name in names {
+        let Some(tensor) = spec.inputs.get(name) else {
+            continue;
+        };
+        match build_input(context, name, tensor, negative) {
+            Ok(t) => tensors.push((name.to_string(), t)),
+            Err(e) => errors.push(e),
+        }
+    }
+    tensors
+}
+
+fn check_tensor_names<'a>(
+    context: &CaseContext,
+    key: &str,
+    expected: &[&str],
+    found: impl Iterator<Item = &'a str>,
+    errors: &mut Vec<LoadError>,
+) {
+    let found: Vec<&str> = found.collect();
+    for name in expected.iter().filter(|n| !found.contains(n)) {
+        errors.push(context.error(&[key], format!("missing tensor `{name}`")));
+    }
+    for name in found.iter().filter(|n| !expected.contains(n)) {
+        errors.push(context.error(
+            &[key, name],
+            format!("unknown tensor `{name}`; expected {}", expected.join(", ")),
+        ));
+    }
+}
+
+/// Builds a description, checking strides, buffer size and allocatability.
+fn build_desc(
+    context: &CaseContext,
+    path: &[&str],
+    data_type: DataType,
+    sizes: &[u32],
+    strides: Option<&[u32]>,
+    total: Option<u64>,
+) -> Result<TensorDesc, LoadError> {
+    if let (Some(strides), Some(total)) = (strides, total) {
+        if strides.len() != sizes.len() && total <= MAX_BUFFER_BYTES {
+            // Only a negative case can get here usefully: the validator reports
+            // TENSOR.STRIDES_COUNT, and the buffer has the size given.
+            return Ok(TensorDesc {
+                data_type,
+                sizes: sizes.to_vec(),
+                strides: Some(strides.to_vec()),
+                total_tensor_size_in_bytes: total,
+            });
+        }
+    }
+    if let Some(strides) = strides {
+        if strides.len() != sizes.len() {
+            let mut at = path.to_vec();
+            at.push("strides");
+            return Err(context.error(
+                &at,
+                format!(
+                    "{} strides for {} sizes (rule TENSOR.STRIDES_COUNT; a negative case \
+                     testing it gives total_size_in_bytes)",
+                    strides.len(),
+                    sizes.len()
+                ),
+            ));
+        }
+    }
+    let minimum = opconform_backend::min_buffer_size_bytes(data_type, sizes, strides);
+    let mut at = path.to_vec();
+    at.push("sizes");
+    let Some(minimum) = minimum else {
+        return Err(context.error(
+            &at,
+            "the buffer size overflows 64 bits: impossible shape",
+        ));
+    };
+    let total = total.unwrap_or(minimum);
+    if total > MAX_BUFFER_BYTES {
+        return Err(context.error(
+            &at,
+            format!(
+                "a buffer of {total} bytes is too large to allocate (limit {MAX_BUFFER_BYTES}); \
+                 give a smaller total_size_in_bytes in a negative case"
+            ),
+        ));
+    }
+    Ok(TensorDesc {
+        data_type,
+        sizes: sizes.to_vec(),
+        strides: strides.map(<[u32]>::to_vec),
+        total_tensor_size_in_bytes: total,
+    })
+}
+
+fn build_input(
+    context: &CaseContext,
+    name: &str,
+    spec: &InputTensorSpec,
+    negative: bool,
+) -> Result<Tensor, LoadError> {
+    let path = ["inputs", name];
+    let desc = build_desc(
+        context,
+        &path,
+        spec.data_type,
+        &spec.sizes,
+        spec.strides.as_deref(),
+        spec.total_size_in_bytes,
+    )?;
+    let data_path = ["inputs", name, "data"];
+    let Some(data) = &spec.data else {
+        return if negative {
+            Ok(Tensor::filled(desc, 0).expect("size checked against MAX_BUFFER_BYTES"))
+        } else {
+            Err(context.error(&data_path, "an input of a positive case needs `data`"))
+        };
+    };
+    let expected_len = buffer_span_elements(&desc);
+    if data.len() as u64 != expected_len {
+        let what = if desc.strides.is_some() {
+            "elements from offset 0 to the last element's offset"
+        } else {
+            "elements (the product of the sizes)"
+        };
+        return Err(context.error(
+            &data_path,
+            format!(
+                "{} elements given, {} needs {expected_len} {what}",
+                data.len(),
+                desc.summary()
+            ),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(desc.total_tensor_size_in_bytes as usize);
+    for (i, element) in data.iter().enumerate() {
+        element
+            .encode(desc.data_type, &mut bytes)
+            .map_err(|e| context.error(&data_path, format!("element {i}: {e}")))?;
+    }
+    if bytes.len() as u64 > desc.total_tensor_size_in_bytes {
+        return Err(context.error(
+            &data_path,
+            format!(
+                "{} bytes of data exceed total_size_in_bytes {} (rule TENSOR.TOTAL_SIZE)",
+                bytes.len(),
+                desc.total_tensor_size_in_bytes
+            ),
+        ));
+    }
+    bytes.resize(desc.total_tensor_size_in_bytes as usize, 0);
+    Ok(Tensor { desc, data: bytes })
+}
+
+/// Elements a `data` list gives: the element count when packed, else the span from offset 0 to
+/// the last element's offset.
+fn buffer_span_elements(desc: &TensorDesc) -> u64 {
+    match &desc.strides {
+        None => desc.element_count(),
+        Some(strides) => {
+            if desc.sizes.contains(&0) {
+                return 0;
+            }
+            desc.sizes
+                .iter()
+                .zip(strides)
+                .map(|(&s, &st)| u64::from(s - 1) * u64::from(st))
+                .sum::<u64>()
+                + 1
+        }
+    }
+}
+
+fn build_output_descs(
+    context: &CaseContext,
+    spec: &CaseSpec,
+    negative: bool,
+    errors: &mut Vec<LoadError>,
+) -> Vec<(String, TensorDesc)> {
+    let (_, names) = spec.operator.tensor_names();
+    check_tensor_names(context, "outputs", names, spec.outputs.names(), errors);
+    let mut descs = Vec::new();
+    for &name in names {
+        let Some(tensor) = spec.outputs.get(name) else {
+            continue;
+        };
+        let path = ["outputs", name];
+        match (negative, &tensor.data) {
+            (true, Some(_)) => errors.push(context.error(
+                &["outputs", name, "data"],
+                "a negative case (expect_invalid) has no expected data",
+            )),
+            (false, None) => errors.push(context.error(
+                &["outputs", name],
+                "a positive case needs expected `data` for every output",
+            )),
+            _ => {}
+        }
+        match build_desc(
+            context,
+            &path,
+            tensor.data_type,
+            &tensor.sizes,
+            tensor.strides.as_deref(),
+            tensor.total_size_in_bytes,
+        ) {
+            Ok(desc) => descs.push((name.to_string(), desc)),
+            Err(e) => errors.push(e),
+        }
+    }
+    descs
+}
+
+fn input_desc<'a>(inputs: &'a [(String, Tensor)], name: &str) -> &'a TensorDesc {
+    &inputs
+        .iter()
+        .find(|(n, _)| n == name)
+        .expect("input names checked")
+        .1
+        .desc
+}
+
+fn output_desc<'a>(outputs: &'a [(String, TensorDesc)], name: &str) -> &'a TensorDesc {
+    &outputs
+        .iter()
+        .find(|(n, _)| n == name)
+        .expect("output names checked")
+        .1
+}
+
+fn build_operator(
+    context: &CaseContext,
+    spec: &CaseSpec,
+    inputs: &[(String, Tensor)],
+    outputs: &[(String, TensorDesc)],
+) -> Result<OperatorDesc, LoadError> {
+    let attributes = &spec.attributes;
+    let allowed: &[&str] = match spec.operator {
+        OperatorKind::DmlOneHot => &["Axis"],
+        OperatorKind::DmlNonZeroCoordinates => &[],
+        OperatorKind::DmlArgMax => &["Axes", "AxisDirection"],
+        OperatorKind::OvOneHot1 => &["axis"],
+    };
+    for name in attribute_names(attributes) {
+        if !allowed.contains(&name) {
+            return Err(context.error(
+                &["attributes", name],
+                format!("{} has no attribute `{name}`", spec.operator),
+            ));
+        }
+    }
+    let missing = |name: &str| {
+        context.error(
+            &["attributes"],
+            format!("{} needs attribute `{name}`", spec.operator),
+        )
+    };
+    Ok(match spec.operator {
+        OperatorKind::DmlOneHot => OperatorDesc::OneHot(OneHotDesc {
+            indices: input_desc(inputs, "IndicesTensor").clone(),
+            values: input_desc(inputs, "ValuesTensor").clone(),
+            output: output_desc(outputs, "OutputTensor").clone(),
+            axis: attributes.dml_axis.ok_or_else(|| missing("Axis"))?,
+        }),
+        OperatorKind::DmlNonZeroCoordinates => {
+            OperatorDesc::NonZeroCoordinates(NonZeroCoordinatesDesc {
+                input: input_desc(inputs, "InputTensor").clone(),
+                output_count: output_desc(outputs, "OutputCountTensor").clone(),
+                output_coordinates: output_desc(outputs, "OutputCoordinatesTensor").clone(),
+            })
+        }
+        OperatorKind::DmlArgMax => OperatorDesc::ArgMax(ArgMaxDesc {
+            input: input_desc(inputs, "InputTensor").clone(),
+            output: output_desc(outputs, "OutputTensor").clone(),
+            axes: attributes.axes.clone().ok_or_else(|| missing("Axes"))?,
+            axis_direction: attributes
+                .axis_direction
+                .ok_or_else(|| missing("AxisDirection"))?,
+        }),
+        OperatorKind::OvOneHot1 => OperatorDesc::OvOneHot(OvOneHotDesc {
+            indices: input_desc(inputs, "indices").clone(),
+            depth: input_desc(inputs, "depth").clone(),
+            depth_value: read_depth(context, inputs)?,
+            on_value: input_desc(inputs, "on_value").clone(),
+            off_value: input_desc(inputs, "off_value").clone(),
+            output: output_desc(outputs, "output").clone(),
+            axis: attributes.ov_axis.ok_or_else(|| missing("axis"))?,
+        }),
+    })
+}
+
+fn attribute_names(attributes: &Attributes) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    if attributes.dml_axis.is_some() {
+        names.push("Axis");
+    }
+    if attributes.axes.is_some() {
+        names.push("Axes");
+    }
+    if attributes.axis_direction.is_some() {
+        names.push("AxisDirection");
+    }
+    if attributes.ov_axis.is_some() {
+        names.push("axis");
+    }
+    names
+}
+
+/// OneHot-1's `depth` is a constant scalar: its first element, read as T1.
+fn read_depth(context: &CaseContext, inputs: &[(String, Tensor)]) -> Result<i64, LoadError> {
+    let tensor = &inputs
+        .iter()
+        .find(|(n, _)| n == "depth")
+        .expect("input names checked")
+        .1;
+    let bytes = tensor.element_bytes(0);
+    match (tensor.desc.data_type, bytes) {
+        (DataType::Int64, Some(b)) => Ok(i64::from_le_bytes(b.try_into().expect("8 bytes"))),
+        (DataType::Int32, Some(b)) => Ok(i64::from(i32::from_le_bytes(
+            b.try_into().expect("4 bytes"),
+        ))),
+        (other, _) => Err(context.error(
+            &["inputs", "depth"],
+            format!("depth must be an INT32 or INT64 scalar holding one value, found {other}"),
+        )),
+    }
+}
+
+fn check_level(
+    context: &CaseContext,
+    spec: &CaseSpec,
+    operator: &OperatorDesc,
+    errors: &mut Vec<LoadError>,
+) {
+    if !spec.expect_invalid.is_empty() {
+        let found: BTreeSet<String> = validate(operator, spec.level)
+            .into_iter()
+            .map(|v| v.rule)
+            .collect();
+        let expected: BTreeSet<String> = spec.expect_invalid.iter().cloned().collect();
+        if found != expected {
+            errors.push(context.error(
+                &["expect_invalid"],
+                format!(
+                    "the validator reports [{}] at {}, the case expects [{}]",
+                    found.into_iter().collect::<Vec<_>>().join(", "),
+                    spec.level,
+                    expected.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        return;
+    }
+    match lowest_valid_level(operator) {
+        Some(lowest) if lowest == spec.level => {}
+        Some(lowest) => errors.push(context.error(
+            &["level"],
+            format!(
+                "tagged {} but the descriptor is first valid at {lowest}; tag it {lowest}",
+                spec.level
+            ),
+        )),
+        None => {
+            let violations: Vec<String> = validate(operator, spec.level)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            errors.push(context.error(
+                &["level"],
+                format!(
+                    "the descriptor is valid at no level; at {}: {}",
+                    spec.level,
+                    violations.join("; ")
+                ),
+            ));
+        }
+    }
+}
+
+fn build_expected(
+    context: &CaseContext,
+    spec: &CaseSpec,
+    outputs: &[(String, TensorDesc)],
+    errors: &mut Vec<LoadError>,
+) -> Vec<ExpectedTensor> {
+    let mut expected = Vec::new();
+    for (name, desc) in outputs {
+        let tensor: &OutputTensorSpec = spec.outputs.get(name).expect("names checked");
+        let data = tensor.data.as_deref().unwrap_or_default();
+        let path = ["outputs", name.as_str(), "data"];
+        if data.len() as u64 != desc.element_count() {
+            errors.push(context.error(
+                &path,
+                format!(
+                    "{} elements given, {} has {}",
+                    data.len(),
+                    desc.summary(),
+                    desc.element_count()
+                ),
+            ));
+            continue;
+        }
+        match encode_expected(desc.data_type, data) {
+            Ok((bytes, defined)) => expected.push(ExpectedTensor {
+                name: name.clone(),
+                desc: desc.clone(),
+                bytes,
+                defined,
+            }),
+            Err(message) => errors.push(context.error(&path, message)),
+        }
+    }
+    expected
+}
+
+fn encode_expected(
+    data_type: DataType,
+    data: &[Element],
+) -> Result<(Vec<u8>, Option<Vec<bool>>), String> {
+    let size = data_type.size_in_bytes();
+    let mut bytes = Vec::with_capacity(data.len() * size);
+    let mut defined = Vec::with_capacity(data.len());
+    for (i, element) in data.iter().enumerate() {
+        if *element == Element::Null {
+            bytes.resize(bytes.len() + size, 0);
+            defined.push(false);
+        } else {
+            element
+                .encode(data_type, &mut bytes)
+                .map_err(|e| format!("element {i}: {e}"))?;
+            defined.push(true);
+        }
+    }
+    let all_defined = defined.iter().all(|&d| d);
+    Ok((bytes, (!all_defined).then_some(defined)))
+}
+
+/// Parses a direction name as written in case files (for callers building attributes).
+pub fn axis_direction_name(direction: AxisDirection) -> &'static str {
+    match direction {
+        AxisDirection::Increasing => "DML_AXIS_DIRECTION_INCREASING",
+        AxisDirection::Decreasing => "DML_AXIS_DIRECTION_DECREASING",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ARGMAX_HEAD: &str = "format: 1\ncases:\n  - id: one\n    operator: DML_ARGMAX\n    level: \"3_0\"\n    source: {hand_written: test}\n    attributes: {Axes: [0], AxisDirection: DML_AXIS_DIRECTION_INCREASING}\n";
+
+    fn load(text: &str) -> (Vec<Case>, Vec<LoadError>) {
+        load_text(Path::new("cases"), Path::new("cases/test/dml_argmax.yaml"), text)
+    }
+
+    fn single_error(text: &str) -> LoadError {
+        let (cases, errors) = load(text);
+        assert!(cases.is_empty(), "expected no case to load");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        errors.into_iter().next().unwrap()
+    }
+
+    fn argmax_case(input: &str, output: &str) -> String {
+        format!("{ARGMAX_HEAD}    inputs:\n      InputTensor: {input}\n    outputs:\n      OutputTensor: {output}\n")
+    }
+
+    #[test]
+    fn a_good_case_loads_with_its_full_id_and_line() {
+        let (cases, errors) = load(&argmax_case(
+            "{type: FLOAT32, sizes: [3], data: [1, 3, 2]}",
+            "{type: UINT32, sizes: [1], data: [1]}",
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(cases[0].id, "dml_argmax::test::one");
+        assert_eq!(cases[0].line, 3);
+    }
+
+    #[test]
+    fn malformed_yaml_names_line_and_column() {
+        let error = single_error("format: 1\ncases:\n  - id: [unclosed\n");
+        assert_eq!(error.field, "(yaml)");
+        assert!(error.line >= 3, "{error}");
+        assert!(error.column > 0, "{error}");
+    }
+
+    #[test]
+    fn wrong_types_are_load_errors() {
+        let error = single_error(&argmax_case(
+            "{type: FLOAT32, sizes: [three], data: [1]}",
+            "{type: UINT32, sizes: [1], data: [0]}",
+        ));
+        assert!(error.message.contains("invalid type"), "{error}");
+        assert_eq!(error.line, 9, "{error}");
+        let error = single_error(&argmax_case(
+            "{type: FLOAT99, sizes: [1], data: [1]}",
+            "{type: UINT32, sizes: [1], data: [0]}",
+        ));
+        assert!(error.message.contains("FLOAT99"), "{error}");
+    }
+
+    #[test]
+    fn unknown_fields_and_duplicate_keys_are_errors() {
+        let error = single_error(&format!("{ARGMAX_HEAD}    colour: blue\n"));
+        assert!(error.message.contains("unknown field `colour`"), "{error}");
+        let error = single_error(&argmax_case(
+            "{type: FLOAT32, type: FLOAT16, sizes: [1], data: [1]}",
+            "{type: UINT32, sizes: [1], data: [0]}",
+        ));
+        assert!(error.message.contains("duplicate field `type`"), "{error}");
+        let text = format!("{ARGMAX_HEAD}    inputs:\n      InputTensor: {{type: FLOAT32, sizes: [1], data: [1]}}\n      InputTensor: {{type: FLOAT32, sizes: [1], data: [1]}}\n    outputs: {{}}\n");
+        let error = single_error(&text);
+        assert!(error.message.contains("duplicate tensor `InputTensor`"), "{error}");
+    }
+
+    #[test]
+    fn data_length_must_match_sizes() {
+        let error = single_error(&argmax_case(
+            "{type: FLOAT32, sizes: [3], data: [1, 2]}",
+            "{type: UINT32, sizes: [1], data: [0]}",
+        ));
+        assert_eq!(error.field, "cases[0].inputs.InputTensor.data");
+        assert_eq!((error.line, error.column), (9, 48), "{error}");
+        assert!(error.message.contains("2 elements given"), "{error}");
+        let error = single_error(&argmax_case(
+            "{type: FLOAT32, sizes: [3], data: [1, 3, 2]}",
+            "{type: UINT32, sizes: [1], data: [0, 0]}",
+        ));
+        assert_eq!(error.field, "cases[0].outputs.OutputTensor.data");
+    }
+
+    #[test]
+    fn strided_data_lists_the_buffer_span() {
+        let (cases, errors) = load(&argmax_case(
+            "{type: UINT8, sizes: [2, 3], strides: [4, 1], data: [1, 2, 3, 0, 4, 5, 6]}",
+            "{type: UINT32, sizes: [1, 3], data: [1, 1, 1]}",
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(cases[0].inputs[0].data, vec![1, 2, 3, 0, 4, 5, 6, 0]);
+    }
+
+    #[test]
+    fn overflowing_and_huge_shapes_are_refused() {
+        let error = single_error(&argmax_case(
+            "{type: FLOAT64, sizes: [4294967295, 4294967295, 4294967295], data: []}",
+            "{type: UINT32, sizes: [1, 1, 1], data: [0]}",
+        ));
+        assert!(error.message.contains("overflows"), "{error}");
+        let error = single_error(&argmax_case(
+            "{type: FLOAT32, sizes: [65536, 65536], data: []}",
+            "{type: UINT32, sizes: [1, 65536], data: []}",
+        ));
+        assert!(error.message.contains("too large to allocate"), "{error}");
+    }
+
+    #[test]
+    fn level_must_be_the_lowest_valid_one() {
+        let text = argmax_case(
+            "{type: FLOAT32, sizes: [3], data: [1, 3, 2]}",
+            "{type: UINT32, sizes: [1], data: [1]}",
+        )
+        .replace("\"3_0\"", "\"4_1\"");
+        let error = single_error(&text);
+        assert!(error.message.contains("first valid at 3_0"), "{error}");
+    }
+
+    #[test]
+    fn negative_cases_must_name_exactly_the_reported_rules() {
+        let text = format!("{ARGMAX_HEAD}    inputs:\n      InputTensor: {{type: FLOAT32, sizes: [3]}}\n    outputs:\n      OutputTensor: {{type: UINT32, sizes: [3]}}\n    expect_invalid: [ARGMAX.AXES_RANGE]\n");
+        let error = single_error(&text);
+        assert!(error.message.contains("reports [ARGMAX.OUTPUT_SIZES]"), "{error}");
+        let fixed = text.replace("[ARGMAX.AXES_RANGE]", "[ARGMAX.OUTPUT_SIZES]");
+        let (cases, errors) = load(&fixed);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(cases[0].is_negative());
+    }
+
+    #[test]
+    fn unknown_rule_ids_are_errors() {
+        let text = format!("{ARGMAX_HEAD}    exercises: [ARGMAX.NO_SUCH_RULE]\n    inputs:\n      InputTensor: {{type: FLOAT32, sizes: [3], data: [1, 3, 2]}}\n    outputs:\n      OutputTensor: {{type: UINT32, sizes: [1], data: [1]}}\n");
+        let error = single_error(&text);
+        assert!(error.message.contains("no rule `ARGMAX.NO_SUCH_RULE`"), "{error}");
+    }
+
+    #[test]
+    fn one_bad_case_does_not_hide_the_others() {
+        let good = argmax_case(
+            "{type: FLOAT32, sizes: [3], data: [1, 3, 2]}",
+            "{type: UINT32, sizes: [1], data: [1]}",
+        );
+        let bad_case = good
+            .lines()
+            .skip(2)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace("id: one", "id: two")
+            .replace("data: [1, 3, 2]", "data: [1]");
+        let (cases, errors) = load(&format!("{good}{bad_case}\n"));
+        assert_eq!(cases.len(), 1);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].field, "cases[1].inputs.InputTensor.data");
+    }
+}

@@ -1,0 +1,194 @@
+//! Feature-level compliance: per operator, which support-table cells (tensor × data type ×
+//! dimension count × level) are covered by passing cases, and the highest level fully passed.
+
+use crate::case::CaseClass;
+use crate::runner::{CaseResult, Outcome};
+use opconform_backend::{spec, Level, OperatorKind, SpecFamily};
+
+/// The state of one matrix cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    /// Every required case using this cell at or below the level passed.
+    Pass,
+    /// Some required case using this cell at or below the level did not pass.
+    Fail,
+    /// The table in force at the level does not list this cell.
+    NotRequired,
+    /// The cell is required but no case in the run exercises it.
+    NoCase,
+}
+
+impl Cell {
+    /// Short text for tables.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Cell::Pass => "pass",
+            Cell::Fail => "FAIL",
+            Cell::NotRequired => "—",
+            Cell::NoCase => "no case",
+        }
+    }
+}
+
+/// One matrix row: a tensor with one data type and dimension count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatrixRow {
+    /// Tensor name.
+    pub tensor: String,
+    /// Data type name.
+    pub data_type: String,
+    /// Dimension count.
+    pub dimension_count: usize,
+    /// One cell per column level.
+    pub cells: Vec<Cell>,
+}
+
+/// The compliance matrix of one operator.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    /// The operator.
+    pub operator: OperatorKind,
+    /// Column levels: each level at which a support table starts, up to the run's target.
+    pub levels: Vec<Level>,
+    /// Rows, by tensor (descriptor order), data type (table order), dimension count.
+    pub rows: Vec<MatrixRow>,
+}
+
+/// The newest DirectML level whose tables these operators' documents list; later levels
+/// inherit its tables.
+pub const NEWEST_TABLE_LEVEL: u16 = 0x4100;
+
+/// The levels shown as matrix columns for `operator`: every DirectML level from its
+/// introduction up to 4_1 (or the run's target, if lower), or the opsets of its tables.
+pub fn column_levels(operator: OperatorKind, target: Option<Level>) -> Vec<Level> {
+    let spec = spec::for_operator(operator);
+    let levels: Vec<Level> = match operator.family() {
+        SpecFamily::Directml => opconform_backend::FeatureLevel::ALL
+            .into_iter()
+            .map(Level::Dml)
+            .filter(|l| *l >= operator.introduced() && *l <= Level::dml(NEWEST_TABLE_LEVEL))
+            .collect(),
+        SpecFamily::Openvino => spec.table_levels(),
+    };
+    levels
+        .into_iter()
+        .filter(|l| target.is_none_or(|t| t.family() != l.family() || *l <= t))
+        .collect()
+}
+
+/// Builds the matrix of `operator` from `results` (of that operator or not).
+pub fn matrix(operator: OperatorKind, results: &[CaseResult], target: Option<Level>) -> Matrix {
+    let spec = spec::for_operator(operator);
+    let levels = column_levels(operator, target);
+    let relevant: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| r.operator == operator && r.class == CaseClass::Required && !r.negative)
+        .collect();
+    let mut rows = Vec::new();
+    for role in &spec.tensors {
+        for (data_type, dimension_count) in table_cells(operator, &role.name) {
+            let cells = levels
+                .iter()
+                .map(|&level| cell_state(operator, &role.name, data_type, dimension_count, level, &relevant))
+                .collect();
+            rows.push(MatrixRow {
+                tensor: role.name.clone(),
+                data_type: data_type.to_string(),
+                dimension_count,
+                cells,
+            });
+        }
+    }
+    Matrix {
+        operator,
+        levels,
+        rows,
+    }
+}
+
+/// Every (data type, dimension count) any table lists for `tensor`, in table order.
+pub fn table_cells(operator: OperatorKind, tensor: &str) -> Vec<(opconform_backend::DataType, usize)> {
+    let spec = spec::for_operator(operator);
+    let mut cells = Vec::new();
+    for data_type in opconform_backend::DataType::ALL {
+        for count in 0..=9 {
+            let listed = spec.support.iter().any(|t| {
+                t.tensors
+                    .get(tensor)
+                    .is_some_and(|row| row.data_types.contains(&data_type) && row.allows_dimension_count(count))
+            });
+            if listed {
+                cells.push((data_type, count));
+            }
+        }
+    }
+    cells
+}
+
+fn cell_state(
+    operator: OperatorKind,
+    tensor: &str,
+    data_type: opconform_backend::DataType,
+    dimension_count: usize,
+    level: Level,
+    results: &[&CaseResult],
+) -> Cell {
+    let in_table = spec::for_operator(operator)
+        .table_at(level)
+        .and_then(|t| t.tensors.get(tensor))
+        .is_some_and(|row| row.data_types.contains(&data_type) && row.allows_dimension_count(dimension_count));
+    if !in_table {
+        return Cell::NotRequired;
+    }
+    let using: Vec<&&CaseResult> = results
+        .iter()
+        .filter(|r| level.at_least(r.level))
+        .filter(|r| {
+            r.tensors.iter().any(|t| {
+                t.tensor == tensor
+                    && t.data_type == data_type.name()
+                    && t.dimension_count == dimension_count
+            })
+        })
+        .collect();
+    if using.is_empty() {
+        Cell::NoCase
+    } else if using.iter().all(|r| r.outcome == Outcome::Pass) {
+        Cell::Pass
+    } else {
+        Cell::Fail
+    }
+}
+
+/// The highest column level at which every required case of `operator` at or below it passed
+/// (`None` when the lowest one already has a failure or no case).
+pub fn highest_level_passed(
+    operator: OperatorKind,
+    results: &[CaseResult],
+    target: Option<Level>,
+) -> Option<Level> {
+    let mine: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| r.operator == operator && r.class == CaseClass::Required)
+        .collect();
+    let mut passed = None;
+    for level in column_levels(operator, target) {
+        let at_or_below: Vec<&&CaseResult> =
+            mine.iter().filter(|r| level.at_least(r.level)).collect();
+        if at_or_below.is_empty() || at_or_below.iter().any(|r| r.outcome != Outcome::Pass) {
+            break;
+        }
+        passed = Some(level);
+    }
+    passed
+}
+
+/// The required cases at `level` (or below) that did not pass: what blocks that level.
+pub fn blocking_cases(operator: OperatorKind, results: &[CaseResult], level: Level) -> Vec<String> {
+    results
+        .iter()
+        .filter(|r| r.operator == operator && r.class == CaseClass::Required)
+        .filter(|r| level.at_least(r.level) && r.outcome != Outcome::Pass)
+        .map(|r| r.id.clone())
+        .collect()
+}

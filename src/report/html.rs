@@ -1,0 +1,116 @@
+//! `index.html`: the same content as `summary.md`, self-contained (inline CSS, no assets).
+
+use super::compliance::{self, Cell};
+use super::{counts, operators_in, RunMeta};
+use crate::runner::{CaseResult, Outcome};
+use std::fmt::Write as _;
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}\
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}\
+.pass{background:#d4f7d4}.fail{background:#f7d4d4;font-weight:bold}.nr{color:#999}.nocase{background:#f7f0c0}\
+pre{background:#f6f6f6;padding:1em;overflow:auto}.del{color:#a00}.ins{color:#070}";
+
+/// Escapes text for HTML.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Renders the HTML report.
+pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
+    let mut out = String::new();
+    let b = &meta.backend;
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>opconform: {}</title>\
+         <style>{STYLE}</style></head><body>\n<h1>opconform report: {}</h1>\n<ul>\
+         <li>backend: {} {} on {}</li><li>target feature level: {}</li>\
+         <li>cases: {} (case set sha256 <code>{}</code>)</li><li>harness: opconform {}</li></ul>\n",
+        escape(&b.name),
+        escape(&b.name),
+        escape(&b.name),
+        escape(&b.version),
+        escape(&b.device),
+        meta.feature_level,
+        meta.case_count,
+        meta.case_set_digest,
+        escape(&meta.harness_version)
+    );
+    let target = Some(meta.feature_level);
+    out.push_str("<h2>Summary</h2><table><tr><th>operator</th><th>pass</th><th>fail</th><th>rejected</th><th>unsupported</th><th>error</th><th>crash</th><th>timeout</th><th>informational passed</th><th>highest level passed</th></tr>\n");
+    for op in operators_in(results) {
+        let c = counts(op, results);
+        let level = compliance::highest_level_passed(op, results, target)
+            .map_or_else(|| "none".to_string(), |l| l.to_string());
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td></tr>",
+            op.name(),
+            c.get(Outcome::Pass),
+            c.get(Outcome::Fail),
+            c.get(Outcome::Rejected),
+            c.get(Outcome::Unsupported),
+            c.get(Outcome::Error),
+            c.get(Outcome::Crash),
+            c.get(Outcome::Timeout),
+            c.informational_passed,
+            c.informational,
+            level
+        );
+    }
+    out.push_str("</table>\n");
+    for op in operators_in(results) {
+        let matrix = compliance::matrix(op, results, target);
+        let _ = write!(out, "<h2>{} compliance matrix</h2><table><tr><th>tensor</th><th>data type</th><th>dims</th>", op.name());
+        for level in &matrix.levels {
+            let _ = write!(out, "<th>{level}</th>");
+        }
+        out.push_str("</tr>\n");
+        for row in &matrix.rows {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td>",
+                row.tensor, row.data_type, row.dimension_count
+            );
+            for cell in &row.cells {
+                let class = match cell {
+                    Cell::Pass => "pass",
+                    Cell::Fail => "fail",
+                    Cell::NotRequired => "nr",
+                    Cell::NoCase => "nocase",
+                };
+                let _ = write!(out, "<td class=\"{class}\">{}</td>", cell.symbol());
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
+    let failures: Vec<&CaseResult> = results.iter().filter(|r| r.outcome.is_failure()).collect();
+    let _ = writeln!(out, "<h2>Failures ({})</h2>", failures.len());
+    for r in failures {
+        let _ = writeln!(
+            out,
+            "<h3><code>{}</code> ({}, {})</h3><p>{}</p>",
+            escape(&r.id),
+            r.outcome.name(),
+            r.level,
+            escape(&r.detail)
+        );
+        if let Some(diff) = &r.diff {
+            out.push_str("<pre>");
+            for line in diff.lines() {
+                let class = match line.chars().next() {
+                    Some('-') if !line.starts_with("---") => " class=\"del\"",
+                    Some('+') if !line.starts_with("+++") => " class=\"ins\"",
+                    _ => "",
+                };
+                let _ = writeln!(out, "<span{class}>{}</span>", escape(line));
+            }
+            out.push_str("</pre>\n");
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
+}
