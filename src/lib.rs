@@ -8,6 +8,7 @@
 pub mod bundled;
 pub mod case;
 pub mod cli;
+pub mod generate;
 pub mod protocol;
 pub mod report;
 pub mod runner;

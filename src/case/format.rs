@@ -1,6 +1,7 @@
 //! The case file format, version 1 (`docs/case-format.md`): the serde types a case file is
 //! read into, from which the JSON Schema (`cases/case.schema.json`) is generated.
 
+use super::data_generator::DataGenerator;
 use super::element::Element;
 use opconform_backend::{AxisDirection, DataType, Level, OperatorKind};
 use schemars::JsonSchema;
@@ -142,6 +143,9 @@ pub struct InputTensorSpec {
     /// last element's offset. May be omitted in negative cases (the buffer is then zeros).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Vec<Element>>,
+    /// Instead of `data`: a seeded generator filling the same elements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate: Option<DataGenerator>,
 }
 
 /// An output tensor: description and, for positive cases, the expected elements.
@@ -164,7 +168,20 @@ pub struct OutputTensorSpec {
     /// element undefined. Absent for negative cases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Vec<Element>>,
+    /// When given, `data` may be shorter than the element count: the remaining elements all
+    /// expect this value (typically `null` for NonZeroCoordinates rows past the count).
+    #[serde(
+        default,
+        deserialize_with = "deserialize_fill",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub fill: Option<FillElement>,
 }
+
+/// The value of `fill`: an element, where `null` must be told apart from an absent `fill`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct FillElement(pub Element);
 
 /// Tensors keyed by name, keeping file order and refusing duplicate names.
 #[derive(Debug, Clone, PartialEq)]
@@ -225,4 +242,9 @@ impl<T: JsonSchema> JsonSchema for NamedTensors<T> {
     fn json_schema(gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
         <std::collections::BTreeMap<String, T>>::json_schema(gen)
     }
+}
+
+/// Reads a present `fill` key as `Some`, even when its value is `null`.
+fn deserialize_fill<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<FillElement>, D::Error> {
+    Element::deserialize(deserializer).map(|e| Some(FillElement(e)))
 }

@@ -536,34 +536,46 @@ fn build_input(
         spec.total_size_in_bytes,
     )?;
     let data_path = ["inputs", name, "data"];
-    let Some(data) = &spec.data else {
-        return if negative {
-            Ok(Tensor::filled(desc, 0).expect("size checked against MAX_BUFFER_BYTES"))
-        } else {
-            Err(context.error(&data_path, "an input of a positive case needs `data`"))
-        };
-    };
     let expected_len = buffer_span_elements(&desc);
-    if data.len() as u64 != expected_len {
-        let what = if desc.strides.is_some() {
-            "elements from offset 0 to the last element's offset"
-        } else {
-            "elements (the product of the sizes)"
-        };
-        return Err(context.error(
-            &data_path,
-            format!(
-                "{} elements given, {} needs {expected_len} {what}",
-                data.len(),
-                desc.summary()
-            ),
-        ));
-    }
     let mut bytes = Vec::with_capacity(desc.total_tensor_size_in_bytes as usize);
-    for (i, element) in data.iter().enumerate() {
-        element
-            .encode(desc.data_type, &mut bytes)
-            .map_err(|e| context.error(&data_path, format!("element {i}: {e}")))?;
+    match (&spec.data, &spec.generate) {
+        (Some(_), Some(_)) => {
+            return Err(context.error(&data_path, "give `data` or `generate`, not both"));
+        }
+        (None, None) if negative => {
+            return Ok(Tensor::filled(desc, 0).expect("size checked against MAX_BUFFER_BYTES"));
+        }
+        (None, None) => {
+            return Err(context.error(
+                &data_path,
+                "an input of a positive case needs `data` or `generate`",
+            ));
+        }
+        (None, Some(generator)) => generator
+            .fill(desc.data_type, expected_len, &mut bytes)
+            .map_err(|e| context.error(&["inputs", name, "generate"], e.to_string()))?,
+        (Some(data), None) => {
+            if data.len() as u64 != expected_len {
+                let what = if desc.strides.is_some() {
+                    "elements from offset 0 to the last element's offset"
+                } else {
+                    "elements (the product of the sizes)"
+                };
+                return Err(context.error(
+                    &data_path,
+                    format!(
+                        "{} elements given, {} needs {expected_len} {what}",
+                        data.len(),
+                        desc.summary()
+                    ),
+                ));
+            }
+            for (i, element) in data.iter().enumerate() {
+                element
+                    .encode(desc.data_type, &mut bytes)
+                    .map_err(|e| context.error(&data_path, format!("element {i}: {e}")))?;
+            }
+        }
     }
     if bytes.len() as u64 > desc.total_tensor_size_in_bytes {
         return Err(context.error(
@@ -813,8 +825,16 @@ fn build_expected(
     let mut expected = Vec::new();
     for (name, desc) in outputs {
         let tensor: &OutputTensorSpec = spec.outputs.get(name).expect("names checked");
-        let data = tensor.data.as_deref().unwrap_or_default();
+        let listed = tensor.data.as_deref().unwrap_or_default();
         let path = ["outputs", name.as_str(), "data"];
+        let data: Vec<Element> = match tensor.fill {
+            Some(fill) if (listed.len() as u64) <= desc.element_count() => {
+                let mut all = listed.to_vec();
+                all.resize(desc.element_count() as usize, fill.0);
+                all
+            }
+            _ => listed.to_vec(),
+        };
         if data.len() as u64 != desc.element_count() {
             errors.push(context.error(
                 &path,
@@ -827,7 +847,7 @@ fn build_expected(
             ));
             continue;
         }
-        match encode_expected(desc.data_type, data) {
+        match encode_expected(desc.data_type, &data) {
             Ok((bytes, defined)) => expected.push(ExpectedTensor {
                 name: name.clone(),
                 desc: desc.clone(),
@@ -1025,5 +1045,19 @@ mod tests {
         assert_eq!(cases.len(), 1);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].field, "cases[1].inputs.InputTensor.data");
+    }
+
+    #[test]
+    fn generated_inputs_and_filled_outputs_load() {
+        let text = format!(
+            "format: 1\ncases:\n  - id: big\n    operator: DML_NONZERO_COORDINATES\n    level: \"3_0\"\n    source: {{generator: test}}\n    inputs:\n      InputTensor: {{type: UINT8, sizes: [1, 1, 4, 4], generate: {{seed: 3, distribution: {{kind: uniform_int, min: 0, max: 0}}}}}}\n    outputs:\n      OutputCountTensor: {{type: UINT32, sizes: [1, 1, 1, 1], data: [0]}}\n      OutputCoordinatesTensor: {{type: UINT32, sizes: [1, 1, 16, 2], data: [], fill: null}}\n"
+        );
+        let (cases, errors) = load_text(Path::new("cases"), Path::new("cases/g/x.yaml"), &text);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(cases[0].inputs[0].data, vec![0; 16]);
+        let Expectation::Outputs(outputs) = &cases[0].expectation else {
+            panic!("positive case")
+        };
+        assert_eq!(outputs[1].defined.as_deref(), Some(&[false; 32][..]));
     }
 }

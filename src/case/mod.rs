@@ -1,6 +1,7 @@
 //! Cases: the YAML case file format ([`format`]), element literals ([`element`]), and loading
 //! files into validated, ready-to-run [`Case`]s ([`load`]).
 
+pub mod data_generator;
 pub mod element;
 pub mod format;
 pub mod load;

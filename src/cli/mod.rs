@@ -1,5 +1,7 @@
 //! The `opconform` command line: argument parsing and one module per subcommand.
 
+mod coverage;
+mod generate;
 mod run;
 mod schema;
 mod validate;
@@ -32,6 +34,10 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Print or write the case file JSON Schema.
     Schema(schema::SchemaArgs),
+    /// Write the generated cases (cases/generated/) deterministically.
+    Generate(generate::GenerateArgs),
+    /// List every spec rule and support-table cell with the cases that exercise it.
+    Coverage(coverage::CoverageArgs),
     /// Work with report folders.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -51,6 +57,8 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Validate(args)) => validate::validate(&args),
         Some(Command::Schema(args)) => schema::schema(&args),
+        Some(Command::Generate(args)) => generate::generate(&args),
+        Some(Command::Coverage(args)) => coverage::coverage(&args),
         Some(Command::Report(ReportCommand::Merge(args))) => run::merge(&args),
     };
     ExitCode::from(status)

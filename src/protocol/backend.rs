@@ -834,6 +834,70 @@ serve(handle)
             if message.contains("could not be restarted earlier")));
     }
 
+    /// A Python with numpy for `tools/broken_backend.py`: the repository's `.venv`, or
+    /// `python3` if it has numpy; `None` when neither does.
+    fn python_with_numpy() -> Option<String> {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let venv = format!("{root}/.venv/bin/python");
+        [venv, "python3".to_string()].into_iter().find(|python| {
+            std::process::Command::new(python)
+                .args(["-c", "import numpy"])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+    }
+
+    #[test]
+    fn broken_backend_runs_the_one_hot_example_and_restarts_after_its_crash() {
+        let Some(python) = python_with_numpy() else {
+            eprintln!("skipped: no Python with numpy (.venv/bin/python or python3)");
+            return;
+        };
+        let script = format!("{}/tools/broken_backend.py", env!("CARGO_MANIFEST_DIR"));
+        let backend = ProcessBackend::spawn(
+            &format!("'{python}' '{script}' --break crash"),
+            options(10_000),
+        )
+        .unwrap();
+        assert!(backend.info().operators.contains(&OperatorKind::DmlOneHot));
+        // DML_ONE_HOT example 1 (004_2f0448eeeaeae8b3.txt).
+        let indices = TensorDesc::packed(DataType::Uint32, &[1, 1, 3, 1]);
+        let values = TensorDesc::packed(DataType::Float32, &[1, 1, 1, 2]);
+        let output = TensorDesc::packed(DataType::Float32, &[1, 1, 3, 4]);
+        let operator = OperatorDesc::OneHot(opconform_backend::OneHotDesc {
+            indices: indices.clone(),
+            values: values.clone(),
+            output: output.clone(),
+            axis: 3,
+        });
+        let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let inputs = vec![
+            Tensor::from_bytes(indices, le(&[0, 3, 2])).unwrap(),
+            Tensor::from_bytes(values, le(&[0f32.to_bits(), 1f32.to_bits()])).unwrap(),
+        ];
+        let expected: Vec<u32> = [1., 0., 0., 0., 0., 0., 0., 1., 0., 0., 1., 0.]
+            .iter()
+            .map(|v: &f32| v.to_bits())
+            .collect();
+        let run = || {
+            let mut outputs = vec![Tensor::filled(output.clone(), 0xCD).unwrap()];
+            backend
+                .execute(&operator, &inputs, &mut outputs, Level::dml(0x4100))
+                .map(|()| outputs.remove(0).data)
+        };
+        assert_eq!(run().unwrap(), le(&expected));
+        assert_eq!(run().unwrap(), le(&expected));
+        match run() {
+            Err(BackendError::Crash { message }) => {
+                assert!(message.contains("crashing on purpose"), "{message}")
+            }
+            other => panic!("expected the planted crash, got {other:?}"),
+        }
+        assert_eq!(run().unwrap(), le(&expected));
+        assert_eq!(backend.restarts(), 1);
+    }
+
     #[test]
     fn drop_shuts_the_process_down() {
         let script = Script::new("drop", "serve(echo)");

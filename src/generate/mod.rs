@@ -1,0 +1,1 @@
+//! Case generator (being written): `opconform generate` writes `cases/generated/`.
