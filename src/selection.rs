@@ -56,7 +56,11 @@ impl Selection {
             .filter(|c| {
                 c.level.family() != SpecFamily::Directml || self.feature_level.at_least(c.level)
             })
-            .filter(|c| self.filter.as_ref().is_none_or(|f| c.id.contains(f.as_str())))
+            .filter(|c| {
+                self.filter
+                    .as_ref()
+                    .is_none_or(|f| c.id.contains(f.as_str()))
+            })
             .collect();
         if let Some(shard) = self.shard {
             kept = kept

@@ -13,14 +13,17 @@ use opconform_backend::{Backend, BackendInfo};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-/// A bundled backend opened at most once per process, with its info, or why it is unavailable.
+/// An opened backend with its info, or why it is unavailable.
+type Opened = Result<(Box<dyn Backend>, BackendInfo), String>;
+
+/// A bundled backend opened at most once per process.
 struct LazyBackend {
     name: &'static str,
-    opened: OnceLock<Result<(Box<dyn Backend>, BackendInfo), String>>,
+    opened: OnceLock<Opened>,
 }
 
 impl LazyBackend {
-    fn get(&self) -> &Result<(Box<dyn Backend>, BackendInfo), String> {
+    fn get(&self) -> &Opened {
         self.opened.get_or_init(|| {
             opconform::bundled::open(self.name).map(|backend| {
                 let info = backend.info();
@@ -41,7 +44,9 @@ fn main() {
     let mut trials = Vec::new();
     for error in loaded.errors {
         let name = format!("load::{}:{}", error.file.display(), error.line);
-        trials.push(Trial::test(name, move || Err(Failed::from(error.to_string()))));
+        trials.push(Trial::test(name, move || {
+            Err(Failed::from(error.to_string()))
+        }));
     }
     let cases: Arc<Vec<Case>> = Arc::new(loaded.cases);
     for name in opconform::bundled::BUNDLED {
@@ -75,7 +80,10 @@ fn main() {
 }
 
 fn run_trial(backend: &LazyBackend, case: &Case) -> Result<(), Failed> {
-    let (backend, info) = backend.get().as_ref().map_err(|e| Failed::from(e.as_str()))?;
+    let (backend, info) = backend
+        .get()
+        .as_ref()
+        .map_err(|e| Failed::from(e.as_str()))?;
     let result = run_case(backend.as_ref(), info, case);
     match result.outcome {
         Outcome::Pass => Ok(()),

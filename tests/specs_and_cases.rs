@@ -15,7 +15,11 @@ fn repo() -> PathBuf {
 fn all_cases() -> Vec<Case> {
     let loaded = load_paths(&[repo().join("cases")]);
     let errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
-    assert!(errors.is_empty(), "case files do not load:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "case files do not load:\n{}",
+        errors.join("\n")
+    );
     loaded.cases
 }
 
@@ -25,7 +29,11 @@ fn documented_cases_are_valid_from_their_level_and_invalid_below_it() {
         .into_iter()
         .filter(|c| c.id.contains("::documented::"))
         .collect();
-    assert_eq!(documented.len(), 4 + 1 + 5 + 2, "every documented example, one case each");
+    assert_eq!(
+        documented.len(),
+        4 + 1 + 5 + 2,
+        "every documented example, one case each"
+    );
     for case in documented {
         assert!(
             validate(&case.operator, case.level).is_empty(),
@@ -61,7 +69,10 @@ fn every_descriptor_rule_has_a_negative_case() {
         .filter(|r| r.kind == RuleKind::Descriptor && !named.contains(&r.id))
         .map(|r| r.id.as_str())
         .collect();
-    assert!(missing.is_empty(), "descriptor rules with no negative case: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "descriptor rules with no negative case: {missing:?}"
+    );
 }
 
 #[test]
@@ -74,7 +85,10 @@ fn every_behaviour_rule_is_exercised() {
         .filter(|r| r.kind == RuleKind::Behaviour && !exercised.contains(&r.id))
         .map(|r| r.id.as_str())
         .collect();
-    assert!(missing.is_empty(), "behaviour rules no case exercises: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "behaviour rules no case exercises: {missing:?}"
+    );
 }
 
 #[test]

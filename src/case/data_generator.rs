@@ -58,10 +58,17 @@ pub fn splitmix64(state: &mut u64) -> u64 {
 
 impl DataGenerator {
     /// Appends `count` generated elements of `data_type` to `out`.
-    pub fn fill(&self, data_type: DataType, count: u64, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    pub fn fill(
+        &self,
+        data_type: DataType,
+        count: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
         if let Distribution::UniformInt { min, max } = self.distribution {
             if min > max {
-                return Err(EncodeError(format!("uniform_int: min {min} is above max {max}")));
+                return Err(EncodeError(format!(
+                    "uniform_int: min {min} is above max {max}"
+                )));
             }
         }
         let mut state = self.seed;
@@ -121,10 +128,15 @@ mod tests {
     fn sparse_density_is_roughly_right() {
         let generator = DataGenerator {
             seed: 1,
-            distribution: Distribution::Sparse { per_million: 10_000, max: 5 },
+            distribution: Distribution::Sparse {
+                per_million: 10_000,
+                max: 5,
+            },
         };
         let mut bytes = Vec::new();
-        generator.fill(DataType::Uint8, 100_000, &mut bytes).unwrap();
+        generator
+            .fill(DataType::Uint8, 100_000, &mut bytes)
+            .unwrap();
         let nonzero = bytes.iter().filter(|&&b| b != 0).count();
         assert!((700..1300).contains(&nonzero), "{nonzero}");
     }

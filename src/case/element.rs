@@ -277,7 +277,8 @@ mod tests {
 
     #[test]
     fn parses_every_literal_form() {
-        let elements = parse("[1, -2, 18446744073709551615, 1.5, .nan, -.inf, -0.0, bits:0x7e01, null]");
+        let elements =
+            parse("[1, -2, 18446744073709551615, 1.5, .nan, -.inf, -0.0, bits:0x7e01, null]");
         assert_eq!(elements[0], Element::Int(1));
         assert_eq!(elements[1], Element::Int(-2));
         assert_eq!(elements[2], Element::Int(i128::from(u64::MAX)));
@@ -297,16 +298,34 @@ mod tests {
             9007199254740993i64.to_le_bytes()
         );
         assert_eq!(bytes(big[1], DataType::Int64), i64::MIN.to_le_bytes());
-        assert!(big[0].to_bytes(DataType::Float64).is_err(), "2^53+1 is not a double");
+        assert!(
+            big[0].to_bytes(DataType::Float64).is_err(),
+            "2^53+1 is not a double"
+        );
     }
 
     #[test]
     fn floats_encode_bit_exact() {
-        assert_eq!(bytes(Element::Float(-0.0), DataType::Float32), 0x8000_0000u32.to_le_bytes());
-        assert_eq!(bytes(Element::Float(f64::NAN), DataType::Float16), 0x7e00u16.to_le_bytes());
-        assert_eq!(bytes(Element::Bits(0x7fc0_0001), DataType::Float32), 0x7fc0_0001u32.to_le_bytes());
-        assert_eq!(bytes(Element::Float(-5.2), DataType::Float32), (-5.2f32).to_le_bytes());
-        assert_eq!(bytes(Element::Int(3), DataType::Float16), f16::from_f32(3.0).to_le_bytes());
+        assert_eq!(
+            bytes(Element::Float(-0.0), DataType::Float32),
+            0x8000_0000u32.to_le_bytes()
+        );
+        assert_eq!(
+            bytes(Element::Float(f64::NAN), DataType::Float16),
+            0x7e00u16.to_le_bytes()
+        );
+        assert_eq!(
+            bytes(Element::Bits(0x7fc0_0001), DataType::Float32),
+            0x7fc0_0001u32.to_le_bytes()
+        );
+        assert_eq!(
+            bytes(Element::Float(-5.2), DataType::Float32),
+            (-5.2f32).to_le_bytes()
+        );
+        assert_eq!(
+            bytes(Element::Int(3), DataType::Float16),
+            f16::from_f32(3.0).to_le_bytes()
+        );
     }
 
     #[test]

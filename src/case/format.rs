@@ -245,6 +245,8 @@ impl<T: JsonSchema> JsonSchema for NamedTensors<T> {
 }
 
 /// Reads a present `fill` key as `Some`, even when its value is `null`.
-fn deserialize_fill<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<FillElement>, D::Error> {
+fn deserialize_fill<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<FillElement>, D::Error> {
     Element::deserialize(deserializer).map(|e| Some(FillElement(e)))
 }

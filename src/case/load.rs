@@ -175,9 +175,7 @@ fn collect_case_files(
     let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     children.sort();
     for child in children {
-        let is_yaml = child
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml");
+        let is_yaml = child.extension().is_some_and(|e| e == "yaml" || e == "yml");
         if child.is_dir() || is_yaml {
             collect_case_files(root, &child, files, errors);
         }
@@ -222,7 +220,12 @@ fn reject_duplicate_ids(cases: &mut Vec<Case>, errors: &mut Vec<LoadError>) {
 pub fn load_file(root: &Path, file: &Path) -> (Vec<Case>, Vec<LoadError>) {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
-        Err(e) => return (Vec::new(), vec![file_error(file, format!("cannot read: {e}"))]),
+        Err(e) => {
+            return (
+                Vec::new(),
+                vec![file_error(file, format!("cannot read: {e}"))],
+            )
+        }
     };
     load_text(root, file, &text)
 }
@@ -369,7 +372,10 @@ fn check_identity(context: &CaseContext, spec: &CaseSpec, errors: &mut Vec<LoadE
     if !id_ok {
         errors.push(context.error(
             &["id"],
-            format!("`{}` is not an id: use lower-case letters, digits and `_`", spec.id),
+            format!(
+                "`{}` is not an id: use lower-case letters, digits and `_`",
+                spec.id
+            ),
         ));
     }
     if spec.level.family() != spec.operator.family() && spec.expect_invalid.is_empty() {
@@ -399,19 +405,18 @@ fn check_identity(context: &CaseContext, spec: &CaseSpec, errors: &mut Vec<LoadE
     }
     for (key, ids, kind) in [
         ("exercises", &spec.exercises, spec::RuleKind::Behaviour),
-        ("expect_invalid", &spec.expect_invalid, spec::RuleKind::Descriptor),
+        (
+            "expect_invalid",
+            &spec.expect_invalid,
+            spec::RuleKind::Descriptor,
+        ),
     ] {
         for id in ids {
             match spec::all_rules().find(|r| r.id == *id) {
                 Some(rule) if rule.kind == kind => {}
-                Some(_) => errors.push(context.error(
-                    &[key],
-                    format!("rule `{id}` is not a {kind:?} rule"),
-                )),
-                None => errors.push(context.error(
-                    &[key],
-                    format!("no rule `{id}` in specs/"),
-                )),
+                Some(_) => errors
+                    .push(context.error(&[key], format!("rule `{id}` is not a {kind:?} rule"))),
+                None => errors.push(context.error(&[key], format!("no rule `{id}` in specs/"))),
             }
         }
     }
@@ -497,10 +502,7 @@ fn build_desc(
     let mut at = path.to_vec();
     at.push("sizes");
     let Some(minimum) = minimum else {
-        return Err(context.error(
-            &at,
-            "the buffer size overflows 64 bits: impossible shape",
-        ));
+        return Err(context.error(&at, "the buffer size overflows 64 bits: impossible shape"));
     };
     let total = total.unwrap_or(minimum);
     if total > MAX_BUFFER_BYTES {
@@ -897,7 +899,11 @@ mod tests {
     const ARGMAX_HEAD: &str = "format: 1\ncases:\n  - id: one\n    operator: DML_ARGMAX\n    level: \"3_0\"\n    source: {hand_written: test}\n    attributes: {Axes: [0], AxisDirection: DML_AXIS_DIRECTION_INCREASING}\n";
 
     fn load(text: &str) -> (Vec<Case>, Vec<LoadError>) {
-        load_text(Path::new("cases"), Path::new("cases/test/dml_argmax.yaml"), text)
+        load_text(
+            Path::new("cases"),
+            Path::new("cases/test/dml_argmax.yaml"),
+            text,
+        )
     }
 
     fn single_error(text: &str) -> LoadError {
@@ -956,7 +962,10 @@ mod tests {
         assert!(error.message.contains("duplicate field `type`"), "{error}");
         let text = format!("{ARGMAX_HEAD}    inputs:\n      InputTensor: {{type: FLOAT32, sizes: [1], data: [1]}}\n      InputTensor: {{type: FLOAT32, sizes: [1], data: [1]}}\n    outputs: {{}}\n");
         let error = single_error(&text);
-        assert!(error.message.contains("duplicate tensor `InputTensor`"), "{error}");
+        assert!(
+            error.message.contains("duplicate tensor `InputTensor`"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -1014,7 +1023,10 @@ mod tests {
     fn negative_cases_must_name_exactly_the_reported_rules() {
         let text = format!("{ARGMAX_HEAD}    inputs:\n      InputTensor: {{type: FLOAT32, sizes: [3]}}\n    outputs:\n      OutputTensor: {{type: UINT32, sizes: [3]}}\n    expect_invalid: [ARGMAX.AXES_RANGE]\n");
         let error = single_error(&text);
-        assert!(error.message.contains("reports [ARGMAX.OUTPUT_SIZES]"), "{error}");
+        assert!(
+            error.message.contains("reports [ARGMAX.OUTPUT_SIZES]"),
+            "{error}"
+        );
         let fixed = text.replace("[ARGMAX.AXES_RANGE]", "[ARGMAX.OUTPUT_SIZES]");
         let (cases, errors) = load(&fixed);
         assert!(errors.is_empty(), "{errors:?}");
@@ -1025,7 +1037,10 @@ mod tests {
     fn unknown_rule_ids_are_errors() {
         let text = format!("{ARGMAX_HEAD}    exercises: [ARGMAX.NO_SUCH_RULE]\n    inputs:\n      InputTensor: {{type: FLOAT32, sizes: [3], data: [1, 3, 2]}}\n    outputs:\n      OutputTensor: {{type: UINT32, sizes: [1], data: [1]}}\n");
         let error = single_error(&text);
-        assert!(error.message.contains("no rule `ARGMAX.NO_SUCH_RULE`"), "{error}");
+        assert!(
+            error.message.contains("no rule `ARGMAX.NO_SUCH_RULE`"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -1049,10 +1064,8 @@ mod tests {
 
     #[test]
     fn generated_inputs_and_filled_outputs_load() {
-        let text = format!(
-            "format: 1\ncases:\n  - id: big\n    operator: DML_NONZERO_COORDINATES\n    level: \"3_0\"\n    source: {{generator: test}}\n    inputs:\n      InputTensor: {{type: UINT8, sizes: [1, 1, 4, 4], generate: {{seed: 3, distribution: {{kind: uniform_int, min: 0, max: 0}}}}}}\n    outputs:\n      OutputCountTensor: {{type: UINT32, sizes: [1, 1, 1, 1], data: [0]}}\n      OutputCoordinatesTensor: {{type: UINT32, sizes: [1, 1, 16, 2], data: [], fill: null}}\n"
-        );
-        let (cases, errors) = load_text(Path::new("cases"), Path::new("cases/g/x.yaml"), &text);
+        let text = "format: 1\ncases:\n  - id: big\n    operator: DML_NONZERO_COORDINATES\n    level: \"3_0\"\n    source: {generator: test}\n    inputs:\n      InputTensor: {type: UINT8, sizes: [1, 1, 4, 4], generate: {seed: 3, distribution: {kind: uniform_int, min: 0, max: 0}}}\n    outputs:\n      OutputCountTensor: {type: UINT32, sizes: [1, 1, 1, 1], data: [0]}\n      OutputCoordinatesTensor: {type: UINT32, sizes: [1, 1, 16, 2], data: [], fill: null}\n";
+        let (cases, errors) = load_text(Path::new("cases"), Path::new("cases/g/x.yaml"), text);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(cases[0].inputs[0].data, vec![0; 16]);
         let Expectation::Outputs(outputs) = &cases[0].expectation else {

@@ -41,14 +41,17 @@ impl<'a> CaseLocator<'a> {
     /// not found.
     pub fn field(&self, index: usize, path: &[&str]) -> Option<(usize, usize)> {
         let start = *self.starts.get(index)?;
-        let end = self.starts.get(index + 1).copied().unwrap_or(self.lines.len());
+        let end = self
+            .starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.lines.len());
         let mut position = (start, indentation(self.lines[start]) + 1);
         let mut from = start;
         for key in path {
             let pattern = format!("{key}:");
-            let found = (from..end).find_map(|i| {
-                key_column(self.lines[i], &pattern).map(|column| (i, column))
-            });
+            let found = (from..end)
+                .find_map(|i| key_column(self.lines[i], &pattern).map(|column| (i, column)));
             match found {
                 Some((line, column)) => {
                     position = (line, column);
@@ -72,7 +75,10 @@ fn key_column(line: &str, pattern: &str) -> Option<usize> {
     while let Some(offset) = line[search_from..].find(pattern) {
         let at = search_from + offset;
         let before = line[..at].trim_end();
-        if before.is_empty() || before.ends_with('-') || before.ends_with('{') || before.ends_with(',')
+        if before.is_empty()
+            || before.ends_with('-')
+            || before.ends_with('{')
+            || before.ends_with(',')
         {
             return Some(at + 1);
         }

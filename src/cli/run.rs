@@ -132,9 +132,17 @@ fn finish(dir: &std::path::Path, meta: &RunMeta, results: &[CaseResult]) -> u8 {
     }
     let failures: Vec<&CaseResult> = results.iter().filter(|r| r.fails_required()).collect();
     for failure in &failures {
-        eprintln!("FAIL {} ({}): {}", failure.id, failure.outcome.name(), failure.detail);
+        eprintln!(
+            "FAIL {} ({}): {}",
+            failure.id,
+            failure.outcome.name(),
+            failure.detail
+        );
     }
-    print!("{}", report::terminal_table(results, Some(meta.feature_level)));
+    print!(
+        "{}",
+        report::terminal_table(results, Some(meta.feature_level))
+    );
     println!(
         "{} case(s) on {} ({}); reports in {}",
         results.len(),

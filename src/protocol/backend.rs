@@ -699,6 +699,37 @@ serve(handle)
     }
 
     #[test]
+    fn a_backend_that_stops_reading_times_out() {
+        let script = Script::new(
+            "no-read",
+            r#"
+sys.stdin.readline()
+send(hello())
+time.sleep(3600)
+"#,
+        );
+        let backend = ProcessBackend::spawn(&script.command, options(1000)).unwrap();
+        // 4 MiB of input, far more than a pipe buffers: writing it must not block the case.
+        let input = TensorDesc::packed(DataType::Int32, &[1 << 20]);
+        let output = TensorDesc::packed(DataType::Int32, &[1]);
+        let operator = OperatorDesc::ArgMax(ArgMaxDesc {
+            input: input.clone(),
+            output: output.clone(),
+            axes: vec![0],
+            axis_direction: AxisDirection::Increasing,
+        });
+        let inputs = vec![Tensor::filled(input, 0).unwrap()];
+        let mut outputs = vec![Tensor::filled(output, 0).unwrap()];
+        let started = Instant::now();
+        let result = backend.execute(&operator, &inputs, &mut outputs, Level::dml(0x4100));
+        assert!(
+            matches!(result, Err(BackendError::Timeout { .. })),
+            "{result:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
     fn garbage_on_stdout_is_a_crash() {
         let script = Script::new(
             "garbage",

@@ -1,10 +1,11 @@
-//! The backend's child process: started with `sh -c`, stdout read line by line on a thread,
-//! stderr captured into a bounded tail, killed (with its whole process group) when done.
+//! The backend's child process: started with `sh -c`, stdin written and stdout read line by
+//! line on threads (so a backend that stops reading cannot block the harness), stderr captured
+//! into a bounded tail, killed (with its whole process group) when done.
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -36,8 +37,10 @@ pub enum RecvFailure {
 /// A running backend process and the plumbing around it.
 pub struct BackendProcess {
     child: Child,
-    /// `None` once closed (after `shutdown`).
-    stdin: Option<ChildStdin>,
+    /// Lines for the stdin writer thread; `None` once stdin is to be closed.
+    stdin: Option<Sender<Vec<u8>>>,
+    /// Why the stdin writer thread stopped, if a write failed.
+    stdin_error: Arc<Mutex<Option<String>>>,
     lines: Receiver<StdoutEvent>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_done: Receiver<()>,
@@ -61,9 +64,26 @@ impl BackendProcess {
             cmd.process_group(0);
         }
         let mut child = cmd.spawn()?;
-        let stdin = child.stdin.take();
+        let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
+
+        let (stdin_tx, stdin_rx) = mpsc::channel::<Vec<u8>>();
+        let stdin_error = Arc::new(Mutex::new(None));
+        let write_error = Arc::clone(&stdin_error);
+        thread::Builder::new()
+            .name("backend-stdin".into())
+            .spawn(move || {
+                // Ends when the sender is dropped (stdin is then closed) or a write fails.
+                for bytes in stdin_rx {
+                    if let Err(e) = stdin.write_all(&bytes).and_then(|()| stdin.flush()) {
+                        *write_error.lock().unwrap_or_else(|e| e.into_inner()) =
+                            Some(e.to_string());
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| abort(&mut child, e))?;
 
         let (line_tx, lines) = mpsc::channel();
         thread::Builder::new()
@@ -94,7 +114,8 @@ impl BackendProcess {
                         return;
                     }
                 }
-            })?;
+            })
+            .map_err(|e| abort(&mut child, e))?;
 
         let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
         let (done_tx, stderr_done) = mpsc::channel();
@@ -111,11 +132,13 @@ impl BackendProcess {
                     tail.drain(..excess);
                 }
                 let _ = done_tx.send(());
-            })?;
+            })
+            .map_err(|e| abort(&mut child, e))?;
 
         Ok(BackendProcess {
             child,
-            stdin,
+            stdin: Some(stdin_tx),
+            stdin_error,
             lines,
             stderr: tail,
             stderr_done,
@@ -128,17 +151,28 @@ impl BackendProcess {
         self.child.id()
     }
 
-    /// Writes one line (a newline is appended) and flushes.
+    /// Queues one line (a newline is appended) for the stdin writer thread. Fails when an
+    /// earlier write failed (the backend closed its stdin or exited); a backend that stops
+    /// reading shows up as a missing reply instead, so this never blocks.
     pub fn send_line(&mut self, line: &str) -> io::Result<()> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin is closed"))?;
+        let failed = self
+            .stdin_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(error) = failed {
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, error));
+        }
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        stdin.write_all(&bytes)?;
-        stdin.flush()
+        match &self.stdin {
+            Some(stdin) if stdin.send(bytes).is_ok() => Ok(()),
+            _ => Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the backend's stdin is closed",
+            )),
+        }
     }
 
     /// The next stdout line, waiting until `deadline` at most.
@@ -220,6 +254,13 @@ impl Drop for BackendProcess {
             self.status = self.child.wait().ok();
         }
     }
+}
+
+/// Kills and reaps a child whose plumbing could not be set up, passing the error on.
+fn abort(child: &mut Child, error: io::Error) -> io::Error {
+    kill_group(child);
+    let _ = child.wait();
+    error
 }
 
 /// SIGKILL to the child's process group (the child leads it), so that processes `sh` started

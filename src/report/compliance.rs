@@ -89,7 +89,16 @@ pub fn matrix(operator: OperatorKind, results: &[CaseResult], target: Option<Lev
         for (data_type, dimension_count) in table_cells(operator, &role.name) {
             let cells = levels
                 .iter()
-                .map(|&level| cell_state(operator, &role.name, data_type, dimension_count, level, &relevant))
+                .map(|&level| {
+                    cell_state(
+                        operator,
+                        &role.name,
+                        data_type,
+                        dimension_count,
+                        level,
+                        &relevant,
+                    )
+                })
                 .collect();
             rows.push(MatrixRow {
                 tensor: role.name.clone(),
@@ -107,15 +116,18 @@ pub fn matrix(operator: OperatorKind, results: &[CaseResult], target: Option<Lev
 }
 
 /// Every (data type, dimension count) any table lists for `tensor`, in table order.
-pub fn table_cells(operator: OperatorKind, tensor: &str) -> Vec<(opconform_backend::DataType, usize)> {
+pub fn table_cells(
+    operator: OperatorKind,
+    tensor: &str,
+) -> Vec<(opconform_backend::DataType, usize)> {
     let spec = spec::for_operator(operator);
     let mut cells = Vec::new();
     for data_type in opconform_backend::DataType::ALL {
         for count in 0..=9 {
             let listed = spec.support.iter().any(|t| {
-                t.tensors
-                    .get(tensor)
-                    .is_some_and(|row| row.data_types.contains(&data_type) && row.allows_dimension_count(count))
+                t.tensors.get(tensor).is_some_and(|row| {
+                    row.data_types.contains(&data_type) && row.allows_dimension_count(count)
+                })
             });
             if listed {
                 cells.push((data_type, count));
@@ -136,7 +148,9 @@ fn cell_state(
     let in_table = spec::for_operator(operator)
         .table_at(level)
         .and_then(|t| t.tensors.get(tensor))
-        .is_some_and(|row| row.data_types.contains(&data_type) && row.allows_dimension_count(dimension_count));
+        .is_some_and(|row| {
+            row.data_types.contains(&data_type) && row.allows_dimension_count(dimension_count)
+        });
     if !in_table {
         return Cell::NotRequired;
     }

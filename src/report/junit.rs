@@ -43,6 +43,6 @@ fn test_case(result: &CaseResult) -> TestCase {
         }
     };
     let mut case = TestCase::new(result.id.clone(), status);
-    case.set_classname(format!("{}", result.operator.slug()));
+    case.set_classname(result.operator.slug());
     case
 }

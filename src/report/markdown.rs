@@ -14,7 +14,11 @@ pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
     let claims: Vec<String> = b.claims.iter().map(ToString::to_string).collect();
     let _ = writeln!(out, "- claims: {}", claims.join(", "));
     let _ = writeln!(out, "- target feature level: {}", meta.feature_level);
-    let _ = writeln!(out, "- cases: {} (case set sha256 {})", meta.case_count, meta.case_set_digest);
+    let _ = writeln!(
+        out,
+        "- cases: {} (case set sha256 {})",
+        meta.case_count, meta.case_set_digest
+    );
     let _ = writeln!(out, "- harness: opconform {}\n", meta.harness_version);
     let target = Some(meta.feature_level);
     let _ = writeln!(out, "## Summary\n");
@@ -73,7 +77,11 @@ pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
 
 fn render_matrix(out: &mut String, matrix: &Matrix) {
     let levels: Vec<String> = matrix.levels.iter().map(ToString::to_string).collect();
-    let _ = writeln!(out, "| tensor | data type | dims | {} |", levels.join(" | "));
+    let _ = writeln!(
+        out,
+        "| tensor | data type | dims | {} |",
+        levels.join(" | ")
+    );
     let _ = writeln!(out, "|---|---|---|{}", "---|".repeat(levels.len()));
     for row in &matrix.rows {
         let cells: Vec<&str> = row.cells.iter().map(|c| c.symbol()).collect();

@@ -101,27 +101,37 @@ pub fn write_reports(dir: &Path, meta: &RunMeta, results: &[CaseResult]) -> io::
         lines.push('\n');
     }
     write_atomic(&dir.join("results.jsonl"), lines.as_bytes())?;
-    write_atomic(&dir.join("junit.xml"), junit::render(meta, results)?.as_bytes())?;
+    write_atomic(
+        &dir.join("junit.xml"),
+        junit::render(meta, results)?.as_bytes(),
+    )?;
     write_atomic(
         &dir.join("summary.md"),
         markdown::render(meta, results).as_bytes(),
     )?;
-    write_atomic(&dir.join("index.html"), html::render(meta, results).as_bytes())?;
+    write_atomic(
+        &dir.join("index.html"),
+        html::render(meta, results).as_bytes(),
+    )?;
     Ok(())
 }
 
 /// Reads a report folder's `run.json` and `results.jsonl`.
 pub fn read_reports(dir: &Path) -> Result<(RunMeta, Vec<CaseResult>), String> {
     let meta_path = dir.join("run.json");
-    let meta_text = std::fs::read_to_string(&meta_path)
-        .map_err(|e| format!("{}: {e}", meta_path.display()))?;
-    let meta: RunMeta = serde_json::from_str(&meta_text)
-        .map_err(|e| format!("{}: {e}", meta_path.display()))?;
+    let meta_text =
+        std::fs::read_to_string(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
+    let meta: RunMeta =
+        serde_json::from_str(&meta_text).map_err(|e| format!("{}: {e}", meta_path.display()))?;
     let results_path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&results_path)
         .map_err(|e| format!("{}: {e}", results_path.display()))?;
     let mut results = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         results.push(
             serde_json::from_str(line)
                 .map_err(|e| format!("{}:{}: {e}", results_path.display(), i + 1))?,

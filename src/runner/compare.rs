@@ -80,8 +80,10 @@ pub fn compare(expected: &ExpectedTensor, actual: &Tensor) -> Option<Mismatch> {
     }
     let first = *differing.first()?;
     let want = &expected.bytes[first * size..(first + 1) * size];
-    let got = actual_element(actual, first as u64)
-        .map_or_else(|| "(out of buffer)".to_string(), |b| format_element(data_type, b));
+    let got = actual_element(actual, first as u64).map_or_else(
+        || "(out of buffer)".to_string(),
+        |b| format_element(data_type, b),
+    );
     Some(Mismatch {
         tensor: expected.name.clone(),
         count: differing.len(),
@@ -104,7 +106,10 @@ fn render_diff(expected: &ExpectedTensor, actual: &Tensor, differing: &[usize]) 
             return "?".to_string();
         }
         if from_expected {
-            format_element(desc.data_type, &expected.bytes[index * size..(index + 1) * size])
+            format_element(
+                desc.data_type,
+                &expected.bytes[index * size..(index + 1) * size],
+            )
         } else {
             actual_element(actual, index as u64)
                 .map_or_else(|| "!".to_string(), |b| format_element(desc.data_type, b))
@@ -112,7 +117,9 @@ fn render_diff(expected: &ExpectedTensor, actual: &Tensor, differing: &[usize]) 
     };
     let width = shown
         .iter()
-        .flat_map(|&row| row * row_length..((row + 1) * row_length).min(desc.element_count() as usize))
+        .flat_map(|&row| {
+            row * row_length..((row + 1) * row_length).min(desc.element_count() as usize)
+        })
         .flat_map(|i| [cell(i, true).len(), cell(i, false).len()])
         .max()
         .unwrap_or(1);
@@ -200,13 +207,19 @@ mod tests {
 
     #[test]
     fn equal_outputs_match() {
-        assert_eq!(compare(&expected(&[1, 2, 3, 4], None), &actual(&[1, 2, 3, 4])), None);
+        assert_eq!(
+            compare(&expected(&[1, 2, 3, 4], None), &actual(&[1, 2, 3, 4])),
+            None
+        );
     }
 
     #[test]
     fn undefined_elements_are_not_compared() {
         let mask = Some(vec![true, true, false, false]);
-        assert_eq!(compare(&expected(&[1, 2, 0, 0], mask), &actual(&[1, 2, 9, 9])), None);
+        assert_eq!(
+            compare(&expected(&[1, 2, 0, 0], mask), &actual(&[1, 2, 9, 9])),
+            None
+        );
     }
 
     #[test]
@@ -214,9 +227,19 @@ mod tests {
         let mismatch = compare(&expected(&[1, 2, 3, 4], None), &actual(&[1, 2, 3, 5])).unwrap();
         assert_eq!(mismatch.count, 1);
         assert_eq!(mismatch.first, vec![1, 1]);
-        assert!(mismatch.diff.contains("-[1, :] [3, 4]"), "{}", mismatch.diff);
-        assert!(mismatch.diff.contains("+[1, :] [3, 5]"), "{}", mismatch.diff);
-        assert!(mismatch.summary().contains("first at [1, 1]: expected 4, got 5"));
+        assert!(
+            mismatch.diff.contains("-[1, :] [3, 4]"),
+            "{}",
+            mismatch.diff
+        );
+        assert!(
+            mismatch.diff.contains("+[1, :] [3, 5]"),
+            "{}",
+            mismatch.diff
+        );
+        assert!(mismatch
+            .summary()
+            .contains("first at [1, 1]: expected 4, got 5"));
     }
 
     #[test]

@@ -6,7 +6,8 @@ use opconform_backend::DataType;
 /// True when two elements of `data_type` match: equal bits, or both NaN for float types
 /// (so -0.0 and +0.0 differ, and NaN payloads are not compared).
 pub fn elements_match(data_type: DataType, expected: &[u8], actual: &[u8]) -> bool {
-    expected == actual || (data_type.is_float() && is_nan(data_type, expected) && is_nan(data_type, actual))
+    expected == actual
+        || (data_type.is_float() && is_nan(data_type, expected) && is_nan(data_type, actual))
 }
 
 fn is_nan(data_type: DataType, bytes: &[u8]) -> bool {
@@ -71,24 +72,44 @@ mod tests {
     #[test]
     fn signed_zeros_differ_and_nans_match() {
         let t = DataType::Float32;
-        assert!(!elements_match(t, &0.0f32.to_le_bytes(), &(-0.0f32).to_le_bytes()));
+        assert!(!elements_match(
+            t,
+            &0.0f32.to_le_bytes(),
+            &(-0.0f32).to_le_bytes()
+        ));
         assert!(elements_match(
             t,
             &f32::NAN.to_le_bytes(),
             &f32::from_bits(0x7fc0_0001).to_le_bytes()
         ));
-        assert!(!elements_match(DataType::Uint32, &[1, 0, 0, 0], &[2, 0, 0, 0]));
+        assert!(!elements_match(
+            DataType::Uint32,
+            &[1, 0, 0, 0],
+            &[2, 0, 0, 0]
+        ));
     }
 
     #[test]
     fn formats_specials() {
-        assert_eq!(format_element(DataType::Float32, &(-0.0f32).to_le_bytes()), "-0");
-        assert_eq!(format_element(DataType::Float32, &f32::NAN.to_le_bytes()), "nan");
+        assert_eq!(
+            format_element(DataType::Float32, &(-0.0f32).to_le_bytes()),
+            "-0"
+        );
+        assert_eq!(
+            format_element(DataType::Float32, &f32::NAN.to_le_bytes()),
+            "nan"
+        );
         assert_eq!(
             format_element(DataType::Float32, &0x7fc0_0001u32.to_le_bytes()),
             "nan(0x7fc00001)"
         );
-        assert_eq!(format_element(DataType::Float16, &f16::from_f32(1.5).to_le_bytes()), "1.5");
-        assert_eq!(format_element(DataType::Int64, &i64::MIN.to_le_bytes()), i64::MIN.to_string());
+        assert_eq!(
+            format_element(DataType::Float16, &f16::from_f32(1.5).to_le_bytes()),
+            "1.5"
+        );
+        assert_eq!(
+            format_element(DataType::Int64, &i64::MIN.to_le_bytes()),
+            i64::MIN.to_string()
+        );
     }
 }

@@ -128,7 +128,11 @@ impl FromStr for Level {
         let fail = || LevelParseError(text.to_string());
         if let Some(n) = text.strip_prefix("opset") {
             let n: u32 = n.parse().map_err(|_| fail())?;
-            return if n >= 1 { Ok(Level::Opset(n)) } else { Err(fail()) };
+            return if n >= 1 {
+                Ok(Level::Opset(n))
+            } else {
+                Err(fail())
+            };
         }
         let short = text.strip_prefix("DML_FEATURE_LEVEL_").unwrap_or(text);
         let (major, minor) = short.split_once('_').ok_or_else(fail)?;

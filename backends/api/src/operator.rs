@@ -84,7 +84,9 @@ impl OperatorKind {
                 &["OutputCountTensor", "OutputCoordinatesTensor"],
             ),
             OperatorKind::DmlArgMax => (&["InputTensor"], &["OutputTensor"]),
-            OperatorKind::OvOneHot1 => (&["indices", "depth", "on_value", "off_value"], &["output"]),
+            OperatorKind::OvOneHot1 => {
+                (&["indices", "depth", "on_value", "off_value"], &["output"])
+            }
         }
     }
 }

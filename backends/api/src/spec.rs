@@ -236,9 +236,18 @@ mod tests {
     fn tables_hold_until_the_next_listed_level() {
         let one_hot = for_operator(OperatorKind::DmlOneHot);
         assert!(one_hot.table_at(Level::dml(0x1000)).is_none());
-        assert_eq!(one_hot.table_at(Level::dml(0x3100)).unwrap().from, Level::dml(0x3000));
-        assert_eq!(one_hot.table_at(Level::dml(0x4000)).unwrap().from, Level::dml(0x3000));
-        assert_eq!(one_hot.table_at(Level::dml(0x6400)).unwrap().from, Level::dml(0x4100));
+        assert_eq!(
+            one_hot.table_at(Level::dml(0x3100)).unwrap().from,
+            Level::dml(0x3000)
+        );
+        assert_eq!(
+            one_hot.table_at(Level::dml(0x4000)).unwrap().from,
+            Level::dml(0x3000)
+        );
+        assert_eq!(
+            one_hot.table_at(Level::dml(0x6400)).unwrap().from,
+            Level::dml(0x4100)
+        );
         let ov = for_operator(OperatorKind::OvOneHot1);
         assert!(ov.table_at(Level::dml(0x4100)).is_none());
         assert_eq!(ov.table_at(Level::Opset(13)).unwrap().from, Level::Opset(1));

@@ -54,7 +54,10 @@ impl fmt::Display for TensorError {
                 write!(f, "a buffer of {bytes} bytes is too large to allocate here")
             }
             TensorError::BufferLength { expected, found } => {
-                write!(f, "buffer holds {found} bytes, the description needs {expected}")
+                write!(
+                    f,
+                    "buffer holds {found} bytes, the description needs {expected}"
+                )
             }
         }
     }
@@ -168,12 +171,7 @@ impl TensorDesc {
 
     /// Short text form, e.g. `FLOAT32{1,1,3,4}` or `UINT8{2,3} strides {4,1}`.
     pub fn summary(&self) -> String {
-        let join = |v: &[u32]| {
-            v.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        };
+        let join = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
         match &self.strides {
             None => format!("{}{{{}}}", self.data_type, join(&self.sizes)),
             Some(strides) => format!(
@@ -263,8 +261,7 @@ mod tests {
         let packed = TensorDesc::packed(DataType::Int32, &[2, 3, 4]);
         assert_eq!(packed.effective_strides(), vec![12, 4, 1]);
         assert_eq!(packed.element_offset(&[1, 2, 3]), 23);
-        let broadcast =
-            TensorDesc::with_strides(DataType::Int32, &[2, 3], Some(&[0, 1])).unwrap();
+        let broadcast = TensorDesc::with_strides(DataType::Int32, &[2, 3], Some(&[0, 1])).unwrap();
         assert_eq!(broadcast.element_offset(&[1, 2]), 2);
     }
 

@@ -248,7 +248,10 @@ fn sizes_text(sizes: &[u32]) -> String {
 
 fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
     let rank = desc.indices.dimension_count();
-    for (name, tensor) in [("ValuesTensor", &desc.values), ("OutputTensor", &desc.output)] {
+    for (name, tensor) in [
+        ("ValuesTensor", &desc.values),
+        ("OutputTensor", &desc.output),
+    ] {
         checker.require(
             tensor.dimension_count() == rank,
             "ONE_HOT.DIMENSION_COUNT_EQUAL",
@@ -358,7 +361,10 @@ fn check_nonzero_coordinates(checker: &mut Checker, desc: &NonZeroCoordinatesDes
         "NONZERO_COORDINATES.COORDINATES_M",
         Some("OutputCoordinatesTensor"),
         format!("Sizes[{}]", rank - 2),
-        format!("{} (the InputTensor's element count)", desc.input.element_count()),
+        format!(
+            "{} (the InputTensor's element count)",
+            desc.input.element_count()
+        ),
         m,
     );
     let low = effective_rank(&desc.input.sizes);
@@ -583,7 +589,10 @@ mod tests {
             axes: vec![0],
             axis_direction: AxisDirection::Increasing,
         });
-        assert_eq!(rules(&validate(&op, Level::dml(0x3000))), ["TENSOR.TOTAL_SIZE"]);
+        assert_eq!(
+            rules(&validate(&op, Level::dml(0x3000))),
+            ["TENSOR.TOTAL_SIZE"]
+        );
     }
 
     #[test]
@@ -596,7 +605,11 @@ mod tests {
         });
         assert_eq!(
             rules(&validate(&op, Level::dml(0x3000))),
-            ["ARGMAX.AXES_DISTINCT", "ARGMAX.AXES_RANGE", "ARGMAX.OUTPUT_SIZES"]
+            [
+                "ARGMAX.AXES_DISTINCT",
+                "ARGMAX.AXES_RANGE",
+                "ARGMAX.OUTPUT_SIZES"
+            ]
         );
     }
 

@@ -1,0 +1,51 @@
+//! The committed CPU reports (`reports/cpu/`) are what the README's main command writes now.
+
+use opconform::case::load_paths;
+use opconform::report::{write_reports, RunMeta};
+use opconform::runner::run_cases;
+use opconform::selection::{case_set_digest, Selection};
+use opconform_backend::{Backend, Level};
+use std::path::PathBuf;
+
+#[test]
+fn committed_cpu_reports_are_current() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // Paths in reports are as given on the command line (`cases/…`), so load from the root.
+    std::env::set_current_dir(&repo).unwrap();
+    let loaded = load_paths(&[PathBuf::from("cases")]);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let selection = Selection {
+        feature_level: Level::dml(0x4100),
+        filter: None,
+        shard: None,
+    };
+    let cases = selection.apply(loaded.cases);
+    let backend = opconform_cpu::CpuBackend::new();
+    let results = run_cases(&backend, &cases, 2, &|_| {});
+    let meta = RunMeta {
+        harness_version: env!("CARGO_PKG_VERSION").to_string(),
+        backend: backend.info(),
+        feature_level: selection.feature_level,
+        case_set_digest: case_set_digest(&cases),
+        case_count: cases.len(),
+        shard: None,
+    };
+    let fresh = std::env::temp_dir().join(format!("opconform-reports-{}", std::process::id()));
+    write_reports(&fresh, &meta, &results).unwrap();
+    for file in [
+        "run.json",
+        "results.jsonl",
+        "junit.xml",
+        "summary.md",
+        "index.html",
+    ] {
+        let committed =
+            std::fs::read_to_string(repo.join("reports/cpu").join(file)).unwrap_or_default();
+        let current = std::fs::read_to_string(fresh.join(file)).unwrap();
+        assert!(
+            committed == current,
+            "reports/cpu/{file} is stale: run `cargo run --release --` and commit reports/cpu"
+        );
+    }
+    std::fs::remove_dir_all(&fresh).ok();
+}
