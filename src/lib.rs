@@ -7,6 +7,7 @@
 
 pub mod bundled;
 pub mod case;
+pub mod certify;
 pub mod cli;
 pub mod generate;
 pub mod protocol;

@@ -1,5 +1,6 @@
 //! The `opconform` command line: argument parsing and one module per subcommand.
 
+mod certify;
 mod coverage;
 mod generate;
 mod run;
@@ -34,6 +35,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Print or write the case file JSON Schema.
     Schema(schema::SchemaArgs),
+    /// Certify a backend (a command speaking the backend protocol, or a bundled one).
+    Certify(certify::CertifyArgs),
     /// Write the generated cases (cases/generated/) deterministically.
     Generate(generate::GenerateArgs),
     /// List every spec rule and support-table cell with the cases that exercise it.
@@ -57,6 +60,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Validate(args)) => validate::validate(&args),
         Some(Command::Schema(args)) => schema::schema(&args),
+        Some(Command::Certify(args)) => certify::certify(&args),
         Some(Command::Generate(args)) => generate::generate(&args),
         Some(Command::Coverage(args)) => coverage::coverage(&args),
         Some(Command::Report(ReportCommand::Merge(args))) => run::merge(&args),

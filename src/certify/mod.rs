@@ -1,0 +1,1 @@
+//! Certification of a backend (being written).
