@@ -7,13 +7,22 @@
 // - signed integers: the value with its sign bit flipped;
 // - floats: NaN is above every number (all NaNs equal), -0.0 is +0.0, negatives are inverted.
 // Ties go to the lowest flat index (INCREASING) or the highest (DECREASING); NaN ties likewise.
+// A candidate is (key, flat index); "better" is a total order, so candidates combine in any
+// grouping and the result is the same as a sequential scan.
 //
-// Two modes: `per_workgroup` reduces each output with a whole workgroup (a strided pass per
-// invocation, then a tree in shared memory); otherwise each invocation reduces one output.
+// Modes (push constant `mode`):
+// 0  one invocation per output, scanning its whole (short) reduction;
+// 1  one workgroup per (output, chunk of CHUNK elements): a strided pass per invocation, then a
+//    tree in shared memory; with one chunk per output it writes the output, else a partial;
+// 2  one workgroup per (output, chunk of CHUNK partials): combines the partials of mode 1 (or
+//    of an earlier mode 2) the same way.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
 layout(local_size_x = 128) in;
+
+#define PER_INVOCATION 32u
+#define CHUNK (GROUP_SIZE * PER_INVOCATION)
 
 layout(std430, set = 0, binding = 0) readonly buffer Params {
     uint count;          // output elements
@@ -24,10 +33,6 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
     uint in_kind;        // 0 unsigned, 1 signed, 2 float
     uint out_size;       // bytes per output element: 4 or 8
     uint decreasing;     // 1 for DML_AXIS_DIRECTION_DECREASING
-    uint per_workgroup;  // 1: one workgroup per output; 0: one invocation per output
-    uint pad0;
-    uint pad1;
-    uint pad2;
     uint kept_sizes[8];
     uint kept_in_strides[8];
     uint kept_out_strides[8];
@@ -37,6 +42,16 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
 
 layout(std430, set = 0, binding = 1) readonly buffer Input { uint in_words[]; };
 layout(std430, set = 0, binding = 2) buffer Output { uint out_words[]; };
+// Partials: three words each (key high, key low, flat index), output-major.
+layout(std430, set = 0, binding = 3) readonly buffer PartialsIn { uint partials_in[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer PartialsOut { uint partials_out[]; };
+
+layout(push_constant) uniform Push {
+    uint base_group;  // the first workgroup of this dispatch
+    uint mode;        // 0, 1 or 2 (above)
+    uint chunks;      // modes 1 and 2: workgroups per output (1: write the output itself)
+    uint partials;    // mode 2: partials per output in PartialsIn
+} pc;
 
 // No flat index reaches 2^32 - 1 (element counts are below 2^32): it marks "no candidate".
 const uint NONE = 0xffffffffu;
@@ -105,89 +120,114 @@ uvec2 output_bases(uint o) {
 uint reduced_offset(uint r) {
     uint rest = r;
     uint offset = 0u;
-    for (int d = int(p.red_rank) - 1; d >= 0; --d) {
+    for (int d = int(p.red_rank) - 1; d > 0; --d) {
         offset += (rest % p.red_sizes[d]) * p.red_in_strides[d];
         rest /= p.red_sizes[d];
+    }
+    if (p.red_rank > 0u) {
+        offset += rest * p.red_in_strides[0];
     }
     return offset;
 }
 
-void write_index(uint out_offset, uint index) {
-    WRITE_ELEMENT(out_words, out_offset, p.out_size, uvec2(0u, index));
+void write_index(uint o, uint index) {
+    WRITE_ELEMENT(out_words, output_bases(o).y, p.out_size, uvec2(0u, index));
 }
 
+// Mode 0.
 void per_invocation() {
-    uint stride = gl_NumWorkGroups.x * GROUP_SIZE;
-    for (uint o = gl_GlobalInvocationID.x; o < p.count;) {
-        uvec2 bases = output_bases(o);
-        uvec2 best_key = uvec2(0u);
-        uint best = NONE;
-        for (uint r = 0u; r < p.red_count; ++r) {
-            uvec2 key = key_at(bases.x + reduced_offset(r));
-            if (better(key, r, best_key, best)) {
-                best_key = key;
-                best = r;
-            }
-        }
-        write_index(bases.y, best);
-        if (p.count - o <= stride) {
-            break;
-        }
-        o += stride;
+    uint o = (pc.base_group + gl_WorkGroupID.x) * GROUP_SIZE + gl_LocalInvocationID.x;
+    if (o >= p.count) {
+        return;
     }
+    uint base = output_bases(o).x;
+    uvec2 best_key = uvec2(0u);
+    uint best = NONE;
+    for (uint r = 0u; r < p.red_count; ++r) {
+        uvec2 key = key_at(base + reduced_offset(r));
+        if (better(key, r, best_key, best)) {
+            best_key = key;
+            best = r;
+        }
+    }
+    write_index(o, best);
 }
 
+// Modes 1 and 2.
 void per_workgroup() {
     uint local = gl_LocalInvocationID.x;
-    for (uint o = gl_WorkGroupID.x; o < p.count;) {
-        uvec2 bases = output_bases(o);
-        uvec2 best_key = uvec2(0u);
-        uint best = NONE;
-        for (uint r = local; r < p.red_count;) {
-            uvec2 key = key_at(bases.x + reduced_offset(r));
+    uint group = pc.base_group + gl_WorkGroupID.x;
+    uint o = group / pc.chunks;
+    uint chunk = group % pc.chunks;
+    if (o >= p.count) {
+        return;  // uniform over the workgroup
+    }
+    uint first = chunk * CHUNK;
+    uvec2 best_key = uvec2(0u);
+    uint best = NONE;
+    if (pc.mode == 1u) {
+        uint base = output_bases(o).x;
+        for (uint j = 0u; j < PER_INVOCATION; ++j) {
+            uint step = j * GROUP_SIZE + local;
+            if (step >= p.red_count - first) {
+                break;
+            }
+            uint r = first + step;
+            uvec2 key = key_at(base + reduced_offset(r));
             if (better(key, r, best_key, best)) {
                 best_key = key;
                 best = r;
             }
-            if (p.red_count - r <= GROUP_SIZE) {
+        }
+    } else {
+        for (uint j = 0u; j < PER_INVOCATION; ++j) {
+            uint step = j * GROUP_SIZE + local;
+            if (step >= pc.partials - first) {
                 break;
             }
-            r += GROUP_SIZE;
+            uint at = 3u * (o * pc.partials + first + step);
+            uvec2 key = uvec2(partials_in[at], partials_in[at + 1u]);
+            uint index = partials_in[at + 2u];
+            if (better(key, index, best_key, best)) {
+                best_key = key;
+                best = index;
+            }
         }
-        s_hi[local] = best_key.x;
-        s_lo[local] = best_key.y;
-        s_index[local] = best;
+    }
+    s_hi[local] = best_key.x;
+    s_lo[local] = best_key.y;
+    s_index[local] = best;
+    memoryBarrierShared();
+    barrier();
+    for (uint half_size = GROUP_SIZE / 2u; half_size > 0u; half_size >>= 1u) {
+        if (local < half_size) {
+            uint other = local + half_size;
+            uvec2 key = uvec2(s_hi[other], s_lo[other]);
+            if (better(key, s_index[other], uvec2(s_hi[local], s_lo[local]), s_index[local])) {
+                s_hi[local] = key.x;
+                s_lo[local] = key.y;
+                s_index[local] = s_index[other];
+            }
+        }
         memoryBarrierShared();
         barrier();
-        for (uint half_size = GROUP_SIZE / 2u; half_size > 0u; half_size >>= 1u) {
-            if (local < half_size) {
-                uint other = local + half_size;
-                uvec2 key = uvec2(s_hi[other], s_lo[other]);
-                if (better(key, s_index[other], uvec2(s_hi[local], s_lo[local]), s_index[local])) {
-                    s_hi[local] = key.x;
-                    s_lo[local] = key.y;
-                    s_index[local] = s_index[other];
-                }
-            }
-            memoryBarrierShared();
-            barrier();
+    }
+    if (local == 0u) {
+        if (pc.chunks == 1u) {
+            write_index(o, s_index[0]);
+        } else {
+            uint at = 3u * (o * pc.chunks + chunk);
+            partials_out[at] = s_hi[0];
+            partials_out[at + 1u] = s_lo[0];
+            partials_out[at + 2u] = s_index[0];
         }
-        if (local == 0u) {
-            write_index(bases.y, s_index[0]);
-        }
-        memoryBarrierShared();
-        barrier();  // shared memory is reused by the next output
-        if (p.count - o <= gl_NumWorkGroups.x) {
-            break;
-        }
-        o += gl_NumWorkGroups.x;
     }
 }
 
 void main() {
-    if (p.per_workgroup != 0u) {
-        per_workgroup();
-    } else {
+    if (pc.mode == 0u) {
         per_invocation();
+    } else {
+        per_workgroup();
     }
 }

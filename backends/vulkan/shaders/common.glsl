@@ -6,6 +6,11 @@
 // Every kernel runs 128 invocations per workgroup: the minimum every Vulkan device supports.
 #define GROUP_SIZE 128u
 
+// No invocation loops for long: large inputs are split over more workgroups and dispatches
+// (push constant `base_group`), never over more iterations. Besides keeping work spread over the
+// device, this matters for correctness on llvmpipe (lavapipe), which silently ends every loop of
+// an invocation once that invocation has made 65535 loop iterations in all.
+
 // Reads the element at element offset `e` of `WORDS` (a uint[] of `size`-byte elements) as
 // (high word, low word), zero-extended.
 #define READ_ELEMENT(WORDS, e, size, result)                                        \

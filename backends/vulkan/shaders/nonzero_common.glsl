@@ -1,7 +1,10 @@
-// Shared by the three DML_NONZERO_COORDINATES passes (count, scan, write).
+// Shared by the DML_NONZERO_COORDINATES passes (count, scan, write).
 //
 // The input is cut into blocks of BLOCK elements in increasing element order; a workgroup
-// handles one block, each of its invocations PER_INVOCATION consecutive elements.
+// handles one block, each of its invocations PER_INVOCATION consecutive elements. The block
+// counts are scanned in segments of `segment` blocks (one workgroup each), and the segment
+// totals by one more workgroup: the host picks `segment` (a multiple of GROUP_SIZE) with
+// segment * segment >= blocks, so two levels always suffice.
 #include "common.glsl"
 
 #define PER_INVOCATION 8u
@@ -16,13 +19,14 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
     uint block_count;  // ceil(count / BLOCK)
     uint row_stride;   // OutputCoordinatesTensor stride of M, in elements
     uint column_stride;// OutputCoordinatesTensor stride of N, in elements
+    uint segment;      // blocks per scan segment (a multiple of GROUP_SIZE)
     uint sizes[8];     // input sizes
     uint strides[8];   // input strides, in elements
 } p;
 
-// The first block handled by this dispatch (dispatches are split at the device's group limit).
 layout(push_constant) uniform Push {
-    uint base_block;
+    uint base_group;  // the first workgroup (block or segment) of this dispatch
+    uint entries;     // nonzero_scan: entries in the array it scans
 } pc;
 
 shared uint s_scan[GROUP_SIZE];
@@ -56,9 +60,12 @@ bool in_range(uint block, uint j) {
 uint input_offset(uint e) {
     uint rest = e;
     uint offset = 0u;
-    for (int d = int(p.rank) - 1; d >= 0; --d) {
+    for (int d = int(p.rank) - 1; d > 0; --d) {
         offset += (rest % p.sizes[d]) * p.strides[d];
         rest /= p.sizes[d];
+    }
+    if (p.rank > 0u) {
+        offset += rest * p.strides[0];  // the outermost dimension: no division needed
     }
     return offset;
 }

@@ -16,7 +16,7 @@ bool nonzero(uint e) {
 }
 
 void main() {
-    uint block = pc.base_block + gl_WorkGroupID.x;
+    uint block = pc.base_group + gl_WorkGroupID.x;
     if (block >= p.block_count) {
         return;  // uniform over the workgroup
     }

@@ -1,5 +1,5 @@
 #version 450
-// DML_NONZERO_COORDINATES pass 3: each block writes the coordinates of its nonzero elements
+// DML_NONZERO_COORDINATES last pass: each block writes the coordinates of its nonzero elements
 // from its first output row on, in increasing element order.
 #extension GL_GOOGLE_include_directive : require
 
@@ -9,7 +9,8 @@ layout(local_size_x = 128) in;
 
 layout(std430, set = 0, binding = 1) readonly buffer Input { uint in_words[]; };
 layout(std430, set = 0, binding = 2) readonly buffer BlockOffsets { uint block_offsets[]; };
-layout(std430, set = 0, binding = 3) buffer Coordinates { uint coordinates[]; };
+layout(std430, set = 0, binding = 3) readonly buffer SegmentOffsets { uint segment_offsets[]; };
+layout(std430, set = 0, binding = 4) buffer Coordinates { uint coordinates[]; };
 
 bool nonzero(uint e) {
     uvec2 bits;
@@ -29,7 +30,7 @@ void write_row(uint e, uint row) {
 }
 
 void main() {
-    uint block = pc.base_block + gl_WorkGroupID.x;
+    uint block = pc.base_group + gl_WorkGroupID.x;
     if (block >= p.block_count) {
         return;  // uniform over the workgroup
     }
@@ -42,7 +43,8 @@ void main() {
             ++found;
         }
     }
-    uint row = block_offsets[block] + workgroup_inclusive_scan(found) - found;
+    uint row = segment_offsets[block / p.segment] + block_offsets[block]
+        + workgroup_inclusive_scan(found) - found;
     for (uint k = 0u; k < PER_INVOCATION; ++k) {
         if ((flags & (1u << k)) != 0u) {
             write_row(block * BLOCK + gl_LocalInvocationID.x * PER_INVOCATION + k, row);

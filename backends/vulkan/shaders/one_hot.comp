@@ -31,6 +31,10 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
 layout(std430, set = 0, binding = 1) readonly buffer Indices { uint indices[]; };
 layout(std430, set = 0, binding = 2) buffer Output { uint out_words[]; };
 
+layout(push_constant) uniform Push {
+    uint base_group;  // the first workgroup of this dispatch
+} pc;
+
 // Whether the index (high word, low word) selects position `pos` along the axis.
 bool selects(uvec2 index, uint pos) {
     if (index.x == 0u) {
@@ -48,14 +52,19 @@ void one_element(uint i) {
     uint out_offset = 0u;
     uint index_offset = 0u;
     uint pos = 0u;
-    for (int d = int(p.rank) - 1; d >= 0; --d) {
-        uint size = p.sizes[d];
-        uint c = rest % size;
-        rest /= size;
+    for (uint d = p.rank - 1u; ; --d) {
+        uint c = rest;  // the outermost dimension takes what is left, without a division
+        if (d > 0u) {
+            c = rest % p.sizes[d];
+            rest /= p.sizes[d];
+        }
         out_offset += c * p.out_strides[d];
         index_offset += c * p.index_strides[d];
-        if (uint(d) == p.axis) {
+        if (d == p.axis) {
             pos = c;
+        }
+        if (d == 0u) {
+            break;
         }
     }
     uvec2 index;
@@ -68,12 +77,8 @@ void one_element(uint i) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * GROUP_SIZE;
-    for (uint i = gl_GlobalInvocationID.x; i < p.count;) {
+    uint i = (pc.base_group + gl_WorkGroupID.x) * GROUP_SIZE + gl_LocalInvocationID.x;
+    if (i < p.count) {
         one_element(i);
-        if (p.count - i <= stride) {
-            break;
-        }
-        i += stride;
     }
 }

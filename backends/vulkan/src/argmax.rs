@@ -3,7 +3,12 @@
 //! The host splits the dimensions into kept ones (one output element per combination) and
 //! reduced ones (sorted by axis: the flat index runs row-major over them in increasing axis
 //! order, whatever order `Axes` lists them in); dimensions of size 1 are dropped from both, as
-//! they move no offset and no index.
+//! they move no offset and no index, and neighbours that form one linear run are merged (a full
+//! reduction of a packed tensor becomes one dimension), which spares the kernel divisions.
+//!
+//! Short reductions run one invocation per output. Longer ones are a tree: each workgroup
+//! reduces a chunk of [`CHUNK`] elements of one output to a partial (key, flat index), and
+//! further passes combine [`CHUNK`] partials at a time until one per output is left.
 
 use crate::buffers::{download, upload, Buffer};
 use crate::params::{count32, strides32, Params};
@@ -15,12 +20,18 @@ use opconform_backend::{ArgMaxDesc, AxisDirection, BackendError, DataType, Tenso
 /// Most dimensions the kernel takes (DirectML's limit).
 const MAX_RANK: usize = 8;
 
-/// Reductions at least this long use a whole workgroup per output element; shorter ones one
-/// invocation per output element (unless there are too few outputs to occupy the device).
+/// Elements (or partials) one workgroup reduces: `CHUNK` in `shaders/argmax.comp`.
+const CHUNK: u32 = Kernel::GROUP_SIZE * 32;
+
+/// Reductions at least this long use workgroups; shorter ones one invocation per output
+/// element (unless there are too few outputs to occupy the device).
 const WORKGROUP_REDUCTION_FROM: u32 = 128;
 
-/// Below this many outputs a workgroup per output is used whatever the reduction's length.
+/// Below this many outputs workgroups are used whatever the reduction's length.
 const FEW_OUTPUTS: u32 = 64;
+
+/// Bytes per partial: key high word, key low word, flat index.
+const PARTIAL_BYTES: u64 = 12;
 
 /// The kernel's element kinds: how bits become an order-preserving key.
 fn input_kind(data_type: DataType) -> Result<u32, BackendError> {
@@ -32,6 +43,28 @@ fn input_kind(data_type: DataType) -> Result<u32, BackendError> {
             reason: "FLOAT64 ArgMax input (no DirectML table allows it)".to_string(),
         }),
     }
+}
+
+/// Merges neighbours of a list of dimensions (outermost first, each a size and its strides in
+/// several tensors) that form one linear run in every tensor: the outer one's stride is the
+/// inner one's times the inner size. Row-major order over the list is unchanged.
+fn merge_runs(dims: Vec<(u32, Vec<u32>)>) -> Vec<(u32, Vec<u32>)> {
+    let mut merged: Vec<(u32, Vec<u32>)> = Vec::with_capacity(dims.len());
+    for (size, strides) in dims {
+        if let Some((outer_size, outer_strides)) = merged.last_mut() {
+            let linear = outer_strides
+                .iter()
+                .zip(&strides)
+                .all(|(&outer, &inner)| u64::from(outer) == u64::from(inner) * u64::from(size));
+            if linear {
+                *outer_size *= size;
+                *outer_strides = strides;
+                continue;
+            }
+        }
+        merged.push((size, strides));
+    }
+    merged
 }
 
 /// DML_ARGMAX: inputs `[InputTensor]`, outputs `[OutputTensor]`.
@@ -59,22 +92,26 @@ pub(crate) fn run(
     };
     let in_strides = strides32(&desc.input, "InputTensor")?;
     let out_strides = strides32(&desc.output, "OutputTensor")?;
-    let (mut kept_sizes, mut kept_in, mut kept_out) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut red_sizes, mut red_in) = (Vec::new(), Vec::new());
+    let mut kept = Vec::new();
+    let mut reduced = Vec::new();
     for d in 0..rank {
         let size = desc.input.sizes[d];
         if size == 1 {
             continue;
         }
         if desc.axes.contains(&(d as u32)) {
-            red_sizes.push(size);
-            red_in.push(in_strides[d]);
+            reduced.push((size, vec![in_strides[d]]));
         } else {
-            kept_sizes.push(size);
-            kept_in.push(in_strides[d]);
-            kept_out.push(out_strides[d]);
+            kept.push((size, vec![in_strides[d], out_strides[d]]));
         }
     }
+    let kept = merge_runs(kept);
+    let reduced = merge_runs(reduced);
+    let kept_sizes: Vec<u32> = kept.iter().map(|(size, _)| *size).collect();
+    let kept_in: Vec<u32> = kept.iter().map(|(_, s)| s[0]).collect();
+    let kept_out: Vec<u32> = kept.iter().map(|(_, s)| s[1]).collect();
+    let red_sizes: Vec<u32> = reduced.iter().map(|(size, _)| *size).collect();
+    let red_in: Vec<u32> = reduced.iter().map(|(_, s)| s[0]).collect();
     let count = count32(&desc.output, "OutputTensor")?;
     let red_count = red_sizes.iter().product::<u32>();
     let per_workgroup = red_count >= WORKGROUP_REDUCTION_FROM || count < FEW_OUTPUTS;
@@ -88,8 +125,6 @@ pub(crate) fn run(
         .word(in_kind)
         .word(out_size)
         .word(u32::from(desc.axis_direction == AxisDirection::Decreasing))
-        .word(u32::from(per_workgroup))
-        .array(&[], 3)
         .array(&kept_sizes, MAX_RANK)
         .array(&kept_in, MAX_RANK)
         .array(&kept_out, MAX_RANK)
@@ -100,20 +135,74 @@ pub(crate) fn run(
     let params = Buffer::from_words(gpu, params.words(), "the ArgMax parameters")?;
     let input = upload(gpu, &inputs[0], "InputTensor")?;
     let output = upload(gpu, &outputs[0], "OutputTensor")?;
-    let groups = if per_workgroup {
-        count
-    } else {
-        count.div_ceil(Kernel::GROUP_SIZE)
-    };
-    ctx.executor.run(
-        gpu,
-        &[Dispatch {
-            kernel: Kernel::ArgMax,
-            buffers: vec![&params, &input, &output],
-            groups: groups.min(gpu.limits.max_group_count_x),
-            push: 0,
-        }],
-    )?;
+    let max_groups = gpu.limits.max_group_count_x;
+    let count64 = u64::from(count);
+    if !per_workgroup {
+        let dispatches = Dispatch::split(
+            Kernel::ArgMax,
+            &[&params, &input, &output],
+            u64::from(count.div_ceil(Kernel::GROUP_SIZE)),
+            [0, 1, 0], // mode 0 (one invocation per output)
+            max_groups,
+        )?;
+        ctx.executor.run(gpu, &dispatches)?;
+        download(&output, &mut outputs[0]);
+        return Ok(());
+    }
+    // Partials per output after each pass: ceil(red_count / CHUNK), then ceil(that / CHUNK), …
+    let mut widths = vec![red_count.div_ceil(CHUNK)];
+    while let Some(&last) = widths.last().filter(|&&w| w > 1) {
+        widths.push(last.div_ceil(CHUNK));
+    }
+    let partials: Vec<Buffer> = widths
+        .iter()
+        .filter(|&&w| w > 1)
+        .map(|&w| {
+            Buffer::new(
+                gpu,
+                count64 * u64::from(w) * PARTIAL_BYTES,
+                "ArgMax partials",
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    let mut dispatches = Vec::new();
+    for (pass, &width) in widths.iter().enumerate() {
+        // Pass 0 reads the input (mode 1); later passes read the previous pass's partials.
+        let (mode, read, entries) = match pass {
+            0 => (1, &params, 0),
+            _ => (2, &partials[pass - 1], widths[pass - 1]),
+        };
+        let write = partials.get(pass).unwrap_or(&params);
+        dispatches.extend(Dispatch::split(
+            Kernel::ArgMax,
+            &[&params, &input, &output, read, write],
+            count64 * u64::from(width),
+            [mode, width, entries],
+            max_groups,
+        )?);
+    }
+    ctx.executor.run(gpu, &dispatches)?;
     download(&output, &mut outputs[0]);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_runs_merge() {
+        // Packed {2,3,4}: one run of 24.
+        let dims = vec![(2, vec![12]), (3, vec![4]), (4, vec![1])];
+        assert_eq!(merge_runs(dims), [(24, vec![1])]);
+        // Transposed or padded neighbours stay apart; a broadcast pair merges (0 = 0 * size).
+        let dims = vec![(2, vec![1]), (3, vec![2]), (4, vec![0]), (5, vec![0])];
+        assert_eq!(
+            merge_runs(dims),
+            [(2, vec![1]), (3, vec![2]), (20, vec![0])]
+        );
+        // Every tensor must agree.
+        let dims = vec![(2, vec![3, 4]), (3, vec![1, 1])];
+        assert_eq!(merge_runs(dims.clone()), dims);
+    }
 }

@@ -79,7 +79,8 @@ impl Buffer {
                 .create_buffer(&info, None)
                 .map_err(|e| vk_error(&format!("creating the buffer for {what}"), e))?;
             let requirements = device.get_buffer_memory_requirements(buffer);
-            let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let host =
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
             let preferred = [
                 host | vk::MemoryPropertyFlags::DEVICE_LOCAL,
                 host | vk::MemoryPropertyFlags::HOST_CACHED,
@@ -88,7 +89,8 @@ impl Buffer {
             let mut last_error = vk::Result::ERROR_OUT_OF_DEVICE_MEMORY;
             let mut memory = None;
             for flags in preferred {
-                let Some(type_index) = memory_type(gpu, requirements.memory_type_bits, flags) else {
+                let Some(type_index) = memory_type(gpu, requirements.memory_type_bits, flags)
+                else {
                     continue;
                 };
                 let allocate = vk::MemoryAllocateInfo::default()
@@ -109,9 +111,9 @@ impl Buffer {
                     last_error,
                 ));
             };
-            let mapped = device
-                .bind_buffer_memory(buffer, memory, 0)
-                .and_then(|()| device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()));
+            let mapped = device.bind_buffer_memory(buffer, memory, 0).and_then(|()| {
+                device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+            });
             match mapped {
                 Ok(pointer) => Ok(Buffer {
                     device: device.clone(),
@@ -156,7 +158,8 @@ impl Buffer {
 
 /// The bytes a kernel may touch in a tensor's buffer: the minimum size of its description.
 pub(crate) fn tensor_bytes(desc: &TensorDesc) -> u64 {
-    desc.min_size_in_bytes().unwrap_or(desc.total_tensor_size_in_bytes)
+    desc.min_size_in_bytes()
+        .unwrap_or(desc.total_tensor_size_in_bytes)
 }
 
 /// A buffer holding the tensor's bytes. Outputs are uploaded too, so the bytes a kernel does

@@ -199,7 +199,9 @@ impl Gpu {
                 let compute_family = instance
                     .get_physical_device_queue_family_properties(handle)
                     .iter()
-                    .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE) && f.queue_count > 0)
+                    .position(|f| {
+                        f.queue_flags.contains(vk::QueueFlags::COMPUTE) && f.queue_count > 0
+                    })
                     .map(|i| i as u32);
                 Candidate {
                     handle,
@@ -259,7 +261,10 @@ impl Gpu {
 }
 
 /// Applies [`DEVICE_ENV`] (`wanted`) or the type preference to the loader's devices.
-fn choose<'a>(candidates: &'a [Candidate], wanted: Option<&str>) -> Result<&'a Candidate, Unavailable> {
+fn choose<'a>(
+    candidates: &'a [Candidate],
+    wanted: Option<&str>,
+) -> Result<&'a Candidate, Unavailable> {
     let list = || {
         candidates
             .iter()
@@ -372,7 +377,10 @@ mod tests {
         assert_eq!(choose(&list, Some("h100")).unwrap().index, 1);
         assert_eq!(choose(&list, Some("")).unwrap().index, 1);
         let missing = choose(&list, Some("radeon")).err().unwrap();
-        assert!(missing.reason.contains("matches no Vulkan device"), "{missing}");
+        assert!(
+            missing.reason.contains("matches no Vulkan device"),
+            "{missing}"
+        );
         assert!(choose(&list, Some("7")).is_err());
     }
 }

@@ -11,6 +11,8 @@
 //!
 //! Environment: [`DEVICE_ENV`] (`OPCONFORM_VULKAN_DEVICE`) picks the device; see README.md.
 
+#![warn(missing_docs)]
+
 mod argmax;
 mod buffers;
 mod device;
@@ -85,7 +87,10 @@ impl VulkanBackend {
         let opened = catch_unwind(|| -> Result<VulkanBackend, Unavailable> {
             let gpu = Gpu::open()?;
             let executor = Executor::new(&gpu).map_err(|e| Unavailable {
-                reason: format!("building the compute pipelines on {} failed: {e}", gpu.description),
+                reason: format!(
+                    "building the compute pipelines on {} failed: {e}",
+                    gpu.description
+                ),
             })?;
             let info = BackendInfo {
                 name: "vulkan".to_string(),
@@ -116,7 +121,11 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Checks that the tensors passed match the descriptor: count, and bytes enough for each.
-fn check_tensors(operator: &OperatorDesc, inputs: &[Tensor], outputs: &[Tensor]) -> Result<(), BackendError> {
+fn check_tensors(
+    operator: &OperatorDesc,
+    inputs: &[Tensor],
+    outputs: &[Tensor],
+) -> Result<(), BackendError> {
     let (input_names, output_names) = operator.kind().tensor_names();
     let groups = [
         ("input", input_names, operator.inputs(), inputs),

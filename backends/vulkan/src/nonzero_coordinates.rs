@@ -1,7 +1,8 @@
-//! DML_NONZERO_COORDINATES as a three-pass stream compaction that keeps element order:
-//! `nonzero_count` counts each block's nonzero elements, `nonzero_scan` turns the counts into
-//! each block's first output row (and writes the total to OutputCountTensor), and
-//! `nonzero_write` writes each block's coordinates from its first row on.
+//! DML_NONZERO_COORDINATES as a stream compaction that keeps element order:
+//! `nonzero_count` counts each block's nonzero elements; `nonzero_scan` turns the counts into
+//! each block's first output row, in two levels (within segments of blocks, then over the
+//! segment totals, whose sum it writes to OutputCountTensor); `nonzero_write` writes each
+//! block's coordinates from its first row on.
 
 use crate::buffers::{download, upload, Buffer};
 use crate::params::{count32, strides32, Params};
@@ -13,8 +14,20 @@ use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor};
 /// Most input dimensions the kernels take (DirectML's limit).
 const MAX_RANK: usize = 8;
 
-/// Elements per block: `GROUP_SIZE * PER_INVOCATION` in `shaders/nonzero_common.glsl`.
+/// Elements per block: `BLOCK` in `shaders/nonzero_common.glsl`.
 const BLOCK: u32 = Kernel::GROUP_SIZE * 8;
+
+/// Blocks per scan segment: the smallest multiple of the group size, times a power of two,
+/// whose square covers `blocks`, so that one workgroup can scan the segment totals too. Each
+/// scan invocation then loops over `segment / GROUP_SIZE` entries (at most 16 for 2^32
+/// elements).
+fn segment_size(blocks: u32) -> u32 {
+    let mut segment = Kernel::GROUP_SIZE;
+    while u64::from(segment) * u64::from(segment) < u64::from(blocks) {
+        segment *= 2;
+    }
+    segment
+}
 
 /// The bits that make an element nonzero: all of them for integers, all but the sign for
 /// floats (so -0.0 is zero; NaN and denormals are nonzero).
@@ -52,6 +65,7 @@ pub(crate) fn run(
     let columns = coordinates.sizes[c_rank - 1];
     let c_strides = strides32(coordinates, "OutputCoordinatesTensor")?;
     let block_count = count.div_ceil(BLOCK);
+    let segment = segment_size(block_count);
     let mut params = Params::new();
     params
         .word(count)
@@ -62,6 +76,7 @@ pub(crate) fn run(
         .word(block_count)
         .word(c_strides[c_rank - 2])
         .word(c_strides[c_rank - 1])
+        .word(segment)
         .array(&desc.input.sizes, MAX_RANK)
         .array(&strides32(&desc.input, "InputTensor")?, MAX_RANK);
 
@@ -70,43 +85,65 @@ pub(crate) fn run(
     let input = upload(gpu, &inputs[0], "InputTensor")?;
     let count_out = upload(gpu, &outputs[0], "OutputCountTensor")?;
     let coordinates_out = upload(gpu, &outputs[1], "OutputCoordinatesTensor")?;
-    let scratch_bytes = u64::from(block_count) * 4;
-    let block_counts = Buffer::new(gpu, scratch_bytes, "the per-block counts")?;
-    let block_offsets = Buffer::new(gpu, scratch_bytes, "the per-block offsets")?;
+    let segments = block_count.div_ceil(segment); // at most `segment`
+    let block_counts = Buffer::new(gpu, u64::from(block_count) * 4, "the block counts")?;
+    let block_offsets = Buffer::new(gpu, u64::from(block_count) * 4, "the block offsets")?;
+    let segment_totals = Buffer::new(gpu, u64::from(segments) * 4, "the segment totals")?;
+    let segment_offsets = Buffer::new(gpu, u64::from(segments) * 4, "the segment offsets")?;
 
-    // Passes 1 and 3 have one workgroup per block, split at the device's dispatch limit.
-    let max_groups = gpu.limits.max_group_count_x.max(1);
-    fn splits<'a>(kernel: Kernel, buffers: &[&'a Buffer], blocks: u32, max_groups: u32) -> Vec<Dispatch<'a>> {
-        (0..blocks)
-            .step_by(max_groups as usize)
-            .map(|base| Dispatch {
-                kernel,
-                buffers: buffers.to_vec(),
-                groups: (blocks - base).min(max_groups),
-                push: base,
-            })
-            .collect()
-    }
-    let mut dispatches = splits(
+    let max_groups = gpu.limits.max_group_count_x;
+    let mut dispatches = Dispatch::split(
         Kernel::NonZeroCount,
         &[&params, &input, &block_counts],
-        block_count,
+        block_count.into(),
+        [0; 3],
         max_groups,
-    );
-    dispatches.push(Dispatch {
-        kernel: Kernel::NonZeroScan,
-        buffers: vec![&params, &block_counts, &block_offsets, &count_out],
-        groups: 1,
-        push: 0,
-    });
-    dispatches.extend(splits(
+    )?;
+    dispatches.extend(Dispatch::split(
+        Kernel::NonZeroScan,
+        &[&params, &block_counts, &block_offsets, &segment_totals],
+        segments.into(),
+        [block_count, 0, 0],
+        max_groups,
+    )?);
+    dispatches.extend(Dispatch::split(
+        Kernel::NonZeroScan,
+        &[&params, &segment_totals, &segment_offsets, &count_out],
+        1,
+        [segments, 0, 0],
+        max_groups,
+    )?);
+    dispatches.extend(Dispatch::split(
         Kernel::NonZeroWrite,
-        &[&params, &input, &block_offsets, &coordinates_out],
-        block_count,
+        &[
+            &params,
+            &input,
+            &block_offsets,
+            &segment_offsets,
+            &coordinates_out,
+        ],
+        block_count.into(),
+        [0; 3],
         max_groups,
-    ));
+    )?);
     ctx.executor.run(gpu, &dispatches)?;
     download(&count_out, &mut outputs[0]);
     download(&coordinates_out, &mut outputs[1]);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_scan_levels_cover_every_input() {
+        assert_eq!(segment_size(1), 128);
+        assert_eq!(segment_size(128 * 128), 128);
+        assert_eq!(segment_size(128 * 128 + 1), 256);
+        let most = u32::MAX.div_ceil(BLOCK);
+        let segment = segment_size(most);
+        assert!(most.div_ceil(segment) <= segment);
+        assert!(segment / Kernel::GROUP_SIZE <= 16);
+    }
 }

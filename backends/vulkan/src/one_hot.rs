@@ -37,7 +37,12 @@ pub(crate) struct OneHotJob {
 
 impl OneHotJob {
     /// Runs the kernel, reading `indices` and writing `output`.
-    pub fn run(&self, ctx: &Context, indices: &Tensor, output: &mut Tensor) -> Result<(), BackendError> {
+    pub fn run(
+        &self,
+        ctx: &Context,
+        indices: &Tensor,
+        output: &mut Tensor,
+    ) -> Result<(), BackendError> {
         let rank = self.sizes.len();
         if rank == 0 || rank > MAX_RANK {
             return Err(BackendError::Unsupported {
@@ -78,18 +83,14 @@ impl OneHotJob {
         let params = Buffer::from_words(gpu, params.words(), "the one-hot parameters")?;
         let index_buffer = upload(gpu, indices, "the indices")?;
         let output_buffer = upload(gpu, output, "the output")?;
-        let groups = count
-            .div_ceil(Kernel::GROUP_SIZE)
-            .min(gpu.limits.max_group_count_x);
-        ctx.executor.run(
-            gpu,
-            &[Dispatch {
-                kernel: Kernel::OneHot,
-                buffers: vec![&params, &index_buffer, &output_buffer],
-                groups,
-                push: 0,
-            }],
+        let dispatches = Dispatch::split(
+            Kernel::OneHot,
+            &[&params, &index_buffer, &output_buffer],
+            u64::from(count.div_ceil(Kernel::GROUP_SIZE)),
+            [0; 3],
+            gpu.limits.max_group_count_x,
         )?;
+        ctx.executor.run(gpu, &dispatches)?;
         download(&output_buffer, output);
         Ok(())
     }

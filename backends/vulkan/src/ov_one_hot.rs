@@ -16,7 +16,10 @@ pub(crate) fn run(
     let n = desc.indices.dimension_count();
     if n + 1 > MAX_RANK {
         return Err(BackendError::Unsupported {
-            reason: format!("indices of rank {n}; the kernel takes up to {}", MAX_RANK - 1),
+            reason: format!(
+                "indices of rank {n}; the kernel takes up to {}",
+                MAX_RANK - 1
+            ),
         });
     }
     let axis = if desc.axis < 0 {

@@ -26,7 +26,11 @@ impl Params {
     /// # Panics
     /// If `values` is longer than `len` (callers check ranks first).
     pub fn array(&mut self, values: &[u32], len: usize) -> &mut Params {
-        assert!(values.len() <= len, "{} values for uint[{len}]", values.len());
+        assert!(
+            values.len() <= len,
+            "{} values for uint[{len}]",
+            values.len()
+        );
         self.words.extend_from_slice(values);
         self.words.resize(self.words.len() + len - values.len(), 0);
         self

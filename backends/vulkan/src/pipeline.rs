@@ -8,9 +8,14 @@ use ash::vk;
 use opconform_backend::BackendError;
 
 /// Storage-buffer bindings every kernel's descriptor set has (0 is the parameters).
-pub(crate) const BINDINGS: usize = 4;
+pub(crate) const BINDINGS: usize = 5;
+
+/// Bytes of push constants every kernel's layout has: four `u32`, the first always
+/// `base_group` (the index of the dispatch's first workgroup).
+const PUSH_BYTES: u32 = 16;
 
 /// One dispatch of a kernel.
+#[derive(Clone)]
 pub(crate) struct Dispatch<'a> {
     /// The kernel.
     pub kernel: Kernel,
@@ -19,8 +24,42 @@ pub(crate) struct Dispatch<'a> {
     pub buffers: Vec<&'a Buffer>,
     /// Workgroups along x (at most the device's `maxComputeWorkGroupCount[0]`).
     pub groups: u32,
-    /// The push constant (`base_block` in the NonZeroCoordinates kernels).
-    pub push: u32,
+    /// The push constants: `base_group` and three kernel-specific words.
+    pub push: [u32; 4],
+}
+
+impl<'a> Dispatch<'a> {
+    /// `groups` workgroups of `kernel` in as many dispatches as the device's
+    /// `maxComputeWorkGroupCount[0]` needs, each told its first group in `push[0]`.
+    pub fn split(
+        kernel: Kernel,
+        buffers: &[&'a Buffer],
+        groups: u64,
+        push: [u32; 3],
+        max_groups: u32,
+    ) -> Result<Vec<Dispatch<'a>>, BackendError> {
+        let groups = u32::try_from(groups).map_err(|_| BackendError::Unsupported {
+            reason: format!("{} would need {groups} workgroups", kernel.name()),
+        })?;
+        let max_groups = max_groups.max(1);
+        Ok((0..groups)
+            .step_by(max_groups as usize)
+            .map(|base| Dispatch {
+                kernel,
+                buffers: buffers.to_vec(),
+                groups: (groups - base).min(max_groups),
+                push: [base, push[0], push[1], push[2]],
+            })
+            .collect())
+    }
+
+    /// The buffer bound at each binding.
+    fn bound(&self) -> Option<[vk::Buffer; BINDINGS]> {
+        let first = self.buffers.first()?;
+        Some(std::array::from_fn(|i| {
+            self.buffers.get(i).unwrap_or(first).buffer
+        }))
+    }
 }
 
 /// The pipelines, their layouts and the command objects one run needs.
@@ -43,7 +82,8 @@ impl Drop for Executor {
             for &pipeline in &self.pipelines {
                 self.device.destroy_pipeline(pipeline, None);
             }
-            self.device.destroy_pipeline_layout(self.pipeline_layout, None);
+            self.device
+                .destroy_pipeline_layout(self.pipeline_layout, None);
             self.device
                 .destroy_descriptor_set_layout(self.set_layout, None);
             self.device.destroy_fence(self.fence, None);
@@ -92,7 +132,7 @@ impl Executor {
             let push_ranges = [vk::PushConstantRange::default()
                 .stage_flags(vk::ShaderStageFlags::COMPUTE)
                 .offset(0)
-                .size(4)];
+                .size(PUSH_BYTES)];
             let set_layouts = [executor.set_layout];
             executor.pipeline_layout = device
                 .create_pipeline_layout(
@@ -163,22 +203,38 @@ impl Executor {
         if dispatches.is_empty() {
             return Ok(());
         }
+        // One descriptor set per distinct binding list (split dispatches share theirs).
+        let mut bindings: Vec<[vk::Buffer; BINDINGS]> = Vec::new();
+        let mut set_of = Vec::with_capacity(dispatches.len());
+        for dispatch in dispatches {
+            let bound = dispatch
+                .bound()
+                .ok_or_else(|| internal(dispatch.kernel.name(), "a dispatch without buffers"))?;
+            let index = match bindings.iter().position(|b| *b == bound) {
+                Some(index) => index,
+                None => {
+                    bindings.push(bound);
+                    bindings.len() - 1
+                }
+            };
+            set_of.push(index);
+        }
         let device = &gpu.device;
         // SAFETY: the caller holds the backend's mutex, so the queue, command buffer and fence
         // are used by this thread alone; every buffer outlives the wait below.
         unsafe {
             let sizes = [vk::DescriptorPoolSize::default()
                 .ty(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count((dispatches.len() * BINDINGS) as u32)];
+                .descriptor_count((bindings.len() * BINDINGS) as u32)];
             let pool = device
                 .create_descriptor_pool(
                     &vk::DescriptorPoolCreateInfo::default()
-                        .max_sets(dispatches.len() as u32)
+                        .max_sets(bindings.len() as u32)
                         .pool_sizes(&sizes),
                     None,
                 )
                 .map_err(|e| vk_error("vkCreateDescriptorPool", e))?;
-            let result = self.record_and_submit(gpu, pool, dispatches);
+            let result = self.record_and_submit(gpu, pool, &bindings, dispatches, &set_of);
             device.destroy_descriptor_pool(pool, None);
             result
         }
@@ -188,10 +244,12 @@ impl Executor {
         &self,
         gpu: &Gpu,
         pool: vk::DescriptorPool,
+        bindings: &[[vk::Buffer; BINDINGS]],
         dispatches: &[Dispatch<'_>],
+        set_of: &[usize],
     ) -> Result<(), BackendError> {
         let device = &gpu.device;
-        let layouts = vec![self.set_layout; dispatches.len()];
+        let layouts = vec![self.set_layout; bindings.len()];
         let sets = device
             .allocate_descriptor_sets(
                 &vk::DescriptorSetAllocateInfo::default()
@@ -199,17 +257,14 @@ impl Executor {
                     .set_layouts(&layouts),
             )
             .map_err(|e| vk_error("vkAllocateDescriptorSets", e))?;
-        for (dispatch, &set) in dispatches.iter().zip(&sets) {
-            let Some(first) = dispatch.buffers.first() else {
-                return Err(internal(dispatch.kernel.name(), "a dispatch without buffers"));
-            };
-            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = (0..BINDINGS)
-                .map(|i| {
-                    let buffer = dispatch.buffers.get(i).unwrap_or(first);
+        for (buffers, &set) in bindings.iter().zip(&sets) {
+            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
+                .iter()
+                .map(|&buffer| {
                     [vk::DescriptorBufferInfo::default()
-                        .buffer(buffer.buffer)
+                        .buffer(buffer)
                         .offset(0)
-                        .range(buffer.size)]
+                        .range(vk::WHOLE_SIZE)]
                 })
                 .collect();
             let writes: Vec<vk::WriteDescriptorSet> = infos
@@ -237,7 +292,8 @@ impl Executor {
                     .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
             )
             .map_err(|e| vk_error("vkBeginCommandBuffer", e))?;
-        for (i, (dispatch, &set)) in dispatches.iter().zip(&sets).enumerate() {
+        for (i, (dispatch, &set_index)) in dispatches.iter().zip(set_of).enumerate() {
+            let set = sets[set_index];
             if i > 0 {
                 let barrier = [vk::MemoryBarrier::default()
                     .src_access_mask(vk::AccessFlags::SHADER_WRITE)
@@ -270,7 +326,11 @@ impl Executor {
                 self.pipeline_layout,
                 vk::ShaderStageFlags::COMPUTE,
                 0,
-                &dispatch.push.to_le_bytes(),
+                &dispatch
+                    .push
+                    .iter()
+                    .flat_map(|w| w.to_le_bytes())
+                    .collect::<Vec<u8>>(),
             );
             device.cmd_dispatch(cb, dispatch.groups.max(1), 1, 1);
         }
