@@ -1,8 +1,8 @@
 //! `index.html`: the same content as `summary.md`, self-contained (inline CSS, no assets).
 
 use super::compliance::{self, Cell};
-use super::{counts, operators_in, RunMeta};
-use crate::runner::{CaseResult, Outcome};
+use super::{operators_in, summary_rows, RunMeta, SUMMARY_HEADER};
+use crate::runner::CaseResult;
 use std::fmt::Write as _;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}\
@@ -39,26 +39,17 @@ pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
         escape(&meta.harness_version)
     );
     let target = Some(meta.feature_level);
-    out.push_str("<h2>Summary</h2><table><tr><th>operator</th><th>pass</th><th>fail</th><th>rejected</th><th>unsupported</th><th>error</th><th>crash</th><th>timeout</th><th>informational passed</th><th>highest level passed</th></tr>\n");
-    for op in operators_in(results) {
-        let c = counts(op, results);
-        let level = compliance::highest_level_passed(op, results, target)
-            .map_or_else(|| "none".to_string(), |l| l.to_string());
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td></tr>",
-            op.name(),
-            c.get(Outcome::Pass),
-            c.get(Outcome::Fail),
-            c.get(Outcome::Rejected),
-            c.get(Outcome::Unsupported),
-            c.get(Outcome::Error),
-            c.get(Outcome::Crash),
-            c.get(Outcome::Timeout),
-            c.informational_passed,
-            c.informational,
-            level
-        );
+    out.push_str("<h2>Summary</h2><table><tr>");
+    for cell in SUMMARY_HEADER {
+        let _ = write!(out, "<th>{cell}</th>");
+    }
+    out.push_str("</tr>\n");
+    for row in summary_rows(results, target) {
+        out.push_str("<tr>");
+        for cell in row {
+            let _ = write!(out, "<td>{}</td>", escape(&cell));
+        }
+        out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
     for op in operators_in(results) {

@@ -1,8 +1,8 @@
 //! `summary.md`: the run, per-operator counts and compliance matrices, then every failure.
 
 use super::compliance::{self, Matrix};
-use super::{counts, operators_in, RunMeta};
-use crate::runner::{CaseResult, Outcome};
+use super::{operators_in, summary_rows, RunMeta, SUMMARY_HEADER};
+use crate::runner::CaseResult;
 use std::fmt::Write as _;
 
 /// Renders the Markdown summary.
@@ -22,27 +22,10 @@ pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
     let _ = writeln!(out, "- harness: opconform {}\n", meta.harness_version);
     let target = Some(meta.feature_level);
     let _ = writeln!(out, "## Summary\n");
-    let _ = writeln!(out, "| operator | pass | fail | rejected | unsupported | error | crash | timeout | informational passed | highest level passed |");
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
-    for op in operators_in(results) {
-        let c = counts(op, results);
-        let level = compliance::highest_level_passed(op, results, target)
-            .map_or_else(|| "none".to_string(), |l| l.to_string());
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
-            op.name(),
-            c.get(Outcome::Pass),
-            c.get(Outcome::Fail),
-            c.get(Outcome::Rejected),
-            c.get(Outcome::Unsupported),
-            c.get(Outcome::Error),
-            c.get(Outcome::Crash),
-            c.get(Outcome::Timeout),
-            c.informational_passed,
-            c.informational,
-            level
-        );
+    let _ = writeln!(out, "| {} |", SUMMARY_HEADER.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(SUMMARY_HEADER.len()));
+    for row in summary_rows(results, target) {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
     }
     for op in operators_in(results) {
         let _ = writeln!(out, "\n## {} compliance matrix\n", op.name());

@@ -74,6 +74,50 @@ pub fn counts(operator: OperatorKind, results: &[CaseResult]) -> Counts {
     counts
 }
 
+/// The summary table's header cells, shared by `summary.md` and `index.html`.
+pub const SUMMARY_HEADER: [&str; 10] = [
+    "operator",
+    "pass",
+    "fail",
+    "rejected",
+    "unsupported",
+    "error",
+    "crash",
+    "timeout",
+    "informational passed",
+    "highest level passed",
+];
+
+/// One summary row per operator present in `results`, as text cells matching
+/// [`SUMMARY_HEADER`].
+pub fn summary_rows(results: &[CaseResult], target: Option<Level>) -> Vec<Vec<String>> {
+    operators_in(results)
+        .into_iter()
+        .map(|op| {
+            let c = counts(op, results);
+            let level = compliance::highest_level_passed(op, results, target)
+                .map_or_else(|| "none".to_string(), |l| l.to_string());
+            let mut row = vec![op.name().to_string()];
+            row.extend(
+                [
+                    Outcome::Pass,
+                    Outcome::Fail,
+                    Outcome::Rejected,
+                    Outcome::Unsupported,
+                    Outcome::Error,
+                    Outcome::Crash,
+                    Outcome::Timeout,
+                ]
+                .iter()
+                .map(|&o| c.get(o).to_string()),
+            );
+            row.push(format!("{}/{}", c.informational_passed, c.informational));
+            row.push(level);
+            row
+        })
+        .collect()
+}
+
 /// Operators present in `results`, in spec order.
 pub fn operators_in(results: &[CaseResult]) -> Vec<OperatorKind> {
     OperatorKind::ALL

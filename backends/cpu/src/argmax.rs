@@ -20,7 +20,7 @@ use half::f16;
 use opconform_backend::{ArgMaxDesc, AxisDirection, BackendError, DataType, Tensor};
 
 /// Outputs reduced side by side at most.
-const BLOCK: usize = 512;
+const BLOCK: usize = 2048;
 
 /// Runs `DML_ARGMAX` on validated, length-checked tensors.
 pub(crate) fn run(
@@ -51,6 +51,9 @@ pub(crate) fn run(
         return Err(internal("ARGMAX input has no elements"));
     }
     let plan = Plan::new(&input_layout, &reduced[..rank]);
+    if plan.reduced.len() as u64 > 1 << 32 {
+        return Err(internal("ARGMAX reduces 2^32 or more elements per output"));
+    }
     if plan.outer.len() * plan.tail_len != output_layout.count {
         return Err(internal("ARGMAX plan disagrees with the output"));
     }
@@ -119,6 +122,7 @@ impl Plan {
     }
 }
 
+/// Runs the kernel monomorphised for the input's element type.
 fn dispatch_input(
     input: DataType,
     output: DataType,
@@ -142,6 +146,7 @@ fn dispatch_input(
     }
 }
 
+/// Runs the kernel monomorphised for the output's element type and the direction.
 fn dispatch_output<T: OrderKey>(
     output: DataType,
     last: bool,
@@ -182,7 +187,8 @@ fn better<K: Ord, const LAST: bool>(candidate: K, best: K) -> bool {
 /// Running maxima of up to [`BLOCK`] outputs: keys and flat reduced indices.
 struct State<K> {
     keys: Vec<K>,
-    at: Vec<usize>,
+    /// Reduced positions (below 2^32: the input has fewer than 2^32 elements).
+    at: Vec<u32>,
 }
 
 impl<K: Copy> State<K> {
@@ -214,7 +220,7 @@ fn argmax<T: OrderKey, O: FromIndex, const LAST: bool>(data: &[u8], plan: &Plan,
         let n = out_block.len() / O::SIZE;
         reduce_block::<T, LAST>(data, plan, base + e0 * plan.tail_stride, n, q0, q1, state);
         for (dst, &at) in out_block.chunks_exact_mut(O::SIZE).zip(&state.at[..n]) {
-            O::from_index(at).write(dst);
+            O::from_index(at as usize).write(dst);
         }
     };
 
@@ -225,6 +231,19 @@ fn argmax<T: OrderKey, O: FromIndex, const LAST: bool>(data: &[u8], plan: &Plan,
         for_each_chunk_mut(out, per_task * row_bytes, parallel, |c, chunk| {
             let first = c * per_task;
             let count = chunk.len() / row_bytes;
+            if tail == 1 {
+                // One output per row: scan each directly.
+                plan.outer
+                    .rows(first, first + count, |p, [offset], len, _| {
+                        let out = &mut chunk[(p - first) * O::SIZE..(p - first + len) * O::SIZE];
+                        for (j, dst) in out.chunks_exact_mut(O::SIZE).enumerate() {
+                            let base = offset + j * outer_step;
+                            let (_, at) = scan_one::<T, LAST>(data, plan, base, 0, q);
+                            O::from_index(at).write(dst);
+                        }
+                    });
+                return;
+            }
             let mut state = State::new(block, T::MIN_KEY);
             plan.outer
                 .rows(first, first + count, |p, [offset], len, _| {
@@ -284,7 +303,7 @@ fn argmax<T: OrderKey, O: FromIndex, const LAST: bool>(data: &[u8], plan: &Plan,
                     }
                 }
                 for (dst, &at) in out_block.chunks_exact_mut(O::SIZE).zip(&best.at) {
-                    O::from_index(at).write(dst);
+                    O::from_index(at as usize).write(dst);
                 }
             }
         }
@@ -303,63 +322,39 @@ fn reduce_block<T: OrderKey, const LAST: bool>(
     q1: usize,
     state: &mut State<T::Key>,
 ) {
-    let size = T::SIZE;
+    if n == 1 {
+        let (key, at) = scan_one::<T, LAST>(data, plan, base, q0, q1);
+        state.keys[0] = key;
+        state.at[0] = at as u32;
+        return;
+    }
     let keys = &mut state.keys[..n];
     let at = &mut state.at[..n];
     keys.fill(T::MIN_KEY);
-    at.fill(q0);
+    at.fill(q0 as u32);
     let [step] = plan.reduced.inner_strides();
-    if n == 1 {
-        // One output: scan along the innermost reduced dimension.
-        let mut best = T::MIN_KEY;
-        let mut best_at = q0;
-        plan.reduced.rows(q0, q1, |q, [offset], len, _| {
-            let start = base + offset;
-            if step == 1 {
-                let bytes = &data[start * size..(start + len) * size];
-                for (j, element) in bytes.chunks_exact(size).enumerate() {
-                    let key = T::read(element).key();
-                    if better::<_, LAST>(key, best) {
-                        best = key;
-                        best_at = q + j;
-                    }
-                }
-            } else {
-                for j in 0..len {
-                    let key = T::read(&data[(start + j * step) * size..]).key();
-                    if better::<_, LAST>(key, best) {
-                        best = key;
-                        best_at = q + j;
-                    }
-                }
-            }
-        });
-        keys[0] = best;
-        at[0] = best_at;
-        return;
-    }
     // Several outputs: each reduced position updates a row of `n` running maxima.
     let tail_stride = plan.tail_stride;
     plan.reduced.rows(q0, q1, |q, [offset], len, _| {
         for j in 0..len {
             let row = base + offset + j * step;
-            let position = q + j;
+            let position = (q + j) as u32;
             if tail_stride == 1 {
-                let bytes = &data[row * size..(row + n) * size];
+                // Branch-free selects, so that the compiler can vectorise the update.
+                let bytes = &data[row * T::SIZE..(row + n) * T::SIZE];
                 for ((element, key), at) in bytes
-                    .chunks_exact(size)
+                    .chunks_exact(T::SIZE)
                     .zip(keys.iter_mut())
                     .zip(at.iter_mut())
                 {
                     let value = T::read(element).key();
-                    if better::<_, LAST>(value, *key) {
-                        *key = value;
-                        *at = position;
-                    }
+                    let take = better::<_, LAST>(value, *key);
+                    *key = if take { value } else { *key };
+                    *at = if take { position } else { *at };
                 }
             } else {
                 for (e, (key, at)) in keys.iter_mut().zip(at.iter_mut()).enumerate() {
-                    let value = T::read(&data[(row + e * tail_stride) * size..]).key();
+                    let value = T::read(&data[(row + e * tail_stride) * T::SIZE..]).key();
                     if better::<_, LAST>(value, *key) {
                         *key = value;
                         *at = position;
@@ -368,6 +363,91 @@ fn reduce_block<T: OrderKey, const LAST: bool>(
             }
         }
     });
+}
+
+/// Elements whose maximum is found before their position is looked for.
+const SCAN_BLOCK: usize = 256;
+
+/// The maximum key and its reduced position among positions `q0..q1` of one output whose
+/// first input element (at reduced position 0) is at `base`.
+#[inline]
+fn scan_one<T: OrderKey, const LAST: bool>(
+    data: &[u8],
+    plan: &Plan,
+    base: usize,
+    q0: usize,
+    q1: usize,
+) -> (T::Key, usize) {
+    let [step] = plan.reduced.inner_strides();
+    let mut best = T::MIN_KEY;
+    let mut best_at = q0;
+    let mut scan = |start: usize, first_q: usize, len: usize| {
+        if step == 1 {
+            scan_contiguous::<T, LAST>(
+                &data[start * T::SIZE..(start + len) * T::SIZE],
+                first_q,
+                &mut best,
+                &mut best_at,
+            );
+        } else {
+            for j in 0..len {
+                let key = T::read(&data[(start + j * step) * T::SIZE..]).key();
+                if better::<_, LAST>(key, best) {
+                    best = key;
+                    best_at = first_q + j;
+                }
+            }
+        }
+    };
+    if plan.reduced.dims().len() <= 1 {
+        // A single reduced run (the common case): no walk needed.
+        let q1 = q1.min(plan.reduced.len());
+        if q0 < q1 {
+            scan(base + q0 * step, q0, q1 - q0);
+        }
+    } else {
+        plan.reduced
+            .rows(q0, q1, |q, [offset], len, _| scan(base + offset, q, len));
+    }
+    (best, best_at)
+}
+
+/// Folds contiguous elements at reduced positions `first_q..` into the running maximum:
+/// each block's maximum is found first (a loop the compiler vectorises), and the block is
+/// searched for its position only when that maximum replaces the running one.
+#[inline]
+fn scan_contiguous<T: OrderKey, const LAST: bool>(
+    bytes: &[u8],
+    first_q: usize,
+    best: &mut T::Key,
+    best_at: &mut usize,
+) {
+    if bytes.len() < 32 * T::SIZE {
+        // Too short for the two passes to pay off.
+        for (j, element) in bytes.chunks_exact(T::SIZE).enumerate() {
+            let key = T::read(element).key();
+            if better::<_, LAST>(key, *best) {
+                *best = key;
+                *best_at = first_q + j;
+            }
+        }
+        return;
+    }
+    for (b, block) in bytes.chunks(SCAN_BLOCK * T::SIZE).enumerate() {
+        let keys = || block.chunks_exact(T::SIZE).map(|e| T::read(e).key());
+        let Some(max) = keys().max() else {
+            continue;
+        };
+        if better::<_, LAST>(max, *best) {
+            let position = if LAST {
+                keys().rposition(|k| k == max)
+            } else {
+                keys().position(|k| k == max)
+            };
+            *best = max;
+            *best_at = first_q + b * SCAN_BLOCK + position.unwrap_or(0);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -579,6 +659,20 @@ mod tests {
         let input = strided::<i16>(&[2, 2], Some(&[3, 1]), &[9, 1, 100, 2, 8]);
         assert_eq!(argmax::<u32>(&input, &[0, 1], INC).unwrap(), [0]);
         assert_eq!(argmax::<u32>(&input, &[1], INC).unwrap(), [0, 1]);
+    }
+
+    #[test]
+    fn strided_tail_of_side_by_side_outputs() {
+        // Logical {3,4} stored column-major (strides {1,3}): element (r,c) at r + 3c.
+        //   r0: [5, 1, 7, 7]
+        //   r1: [2, 9, 7, 3]
+        //   r2: [5, 0, 1, 8]
+        let buffer = [5, 2, 5, 1, 9, 0, 7, 7, 1, 7, 3, 8];
+        let input = strided::<i32>(&[3, 4], Some(&[1, 3]), &buffer);
+        assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [0, 1, 0, 2]);
+        assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [2, 1, 1, 2]);
+        assert_eq!(argmax::<u32>(&input, &[1], INC).unwrap(), [2, 1, 3]);
+        assert_eq!(argmax::<u32>(&input, &[1], DEC).unwrap(), [3, 1, 3]);
     }
 
     #[test]

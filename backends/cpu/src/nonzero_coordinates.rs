@@ -13,6 +13,9 @@ use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor};
 use rayon::prelude::*;
 
+/// Elements checked together for being all zero before rows are written.
+const SKIP_BLOCK: usize = 64;
+
 /// Runs `DML_NONZERO_COORDINATES` on validated, length-checked tensors.
 pub(crate) fn run(
     desc: &NonZeroCoordinatesDesc,
@@ -116,18 +119,17 @@ impl Job<'_> {
 
     /// Nonzero elements among `start..end` (row-major).
     fn count<T: Zero>(&self, nest: &Nest<1>, start: usize, end: usize) -> usize {
-        let size = T::SIZE;
         let [step] = nest.inner_strides();
         let mut count = 0;
         nest.rows(start, end, |_, [offset], len, _| {
             if step == 1 {
-                count += self.data[offset * size..(offset + len) * size]
-                    .chunks_exact(size)
-                    .filter(|e| T::read(e).is_nonzero())
-                    .count();
+                count += self.data[offset * T::SIZE..(offset + len) * T::SIZE]
+                    .chunks_exact(T::SIZE)
+                    .map(|e| usize::from(T::read(e).is_nonzero()))
+                    .sum::<usize>();
             } else {
                 count += (0..len)
-                    .filter(|j| T::read(&self.data[(offset + j * step) * size..]).is_nonzero())
+                    .filter(|j| T::read(&self.data[(offset + j * step) * T::SIZE..]).is_nonzero())
                     .count();
             }
         });
@@ -136,56 +138,154 @@ impl Job<'_> {
 
     /// Writes the rows of the nonzero elements among `start..end` into `out`, packed.
     fn write_rows<T: Zero>(&self, nest: &Nest<1>, start: usize, end: usize, out: &mut [u8]) {
-        let size = T::SIZE;
         let n = self.n;
+        let row_len = n * 4;
         let rank = self.input.sizes.len();
         let dims = nest.dims();
         let walked = dims.len();
         let [step] = nest.inner_strides();
-        // Column of each input dimension in a row, if it is among the last `n`.
-        let column = |d: usize| (d + n).checked_sub(rank);
+        // Byte offset in a row of each input dimension's coordinate, if among the last `n`.
+        let column = |d: usize| (d + n).checked_sub(rank).map(|c| c * 4);
+        let varying = if walked == 0 {
+            None
+        } else {
+            column(dims[walked - 1])
+        };
         let mut cursor = 0;
         nest.rows(start, end, |_, [offset], len, coords| {
-            // The row of the run's first element; only the innermost walked coordinate varies
-            // along the run.
-            let mut row = [0u32; MAX_DIMS];
+            // The row of the run's first element, little-endian; only the innermost walked
+            // coordinate varies along the run.
+            let mut row = [0u8; ROW_BYTES];
             for (i, &d) in dims.iter().enumerate() {
-                if let Some(col) = column(d) {
-                    row[col] = coords[i] as u32;
+                if let Some(at) = column(d) {
+                    row[at..at + 4].copy_from_slice(&(coords[i] as u32).to_le_bytes());
                 }
             }
-            let varying = if walked == 0 {
-                None
-            } else {
-                column(dims[walked - 1])
-            };
             let first = if walked == 0 { 0 } else { coords[walked - 1] };
-            let mut emit = |j: usize| {
-                if let Some(col) = varying {
-                    row[col] = (first + j) as u32;
-                }
-                let dst = &mut out[cursor..cursor + n * 4];
-                for (slot, &c) in dst.chunks_exact_mut(4).zip(&row[..n]) {
-                    c.write(slot);
-                }
-                cursor += n * 4;
-            };
+            let mut at = cursor;
             if step == 1 {
-                let bytes = &self.data[offset * size..(offset + len) * size];
-                for (j, e) in bytes.chunks_exact(size).enumerate() {
-                    if T::read(e).is_nonzero() {
-                        emit(j);
+                // Blocks with no nonzero element (found by a vectorisable count) are skipped.
+                let bytes = &self.data[offset * T::SIZE..(offset + len) * T::SIZE];
+                for (b, block) in bytes.chunks(SKIP_BLOCK * T::SIZE).enumerate() {
+                    let nonzero = block
+                        .chunks_exact(T::SIZE)
+                        .map(|e| usize::from(T::read(e).is_nonzero()))
+                        .sum::<usize>();
+                    if nonzero == 0 {
+                        continue;
+                    }
+                    let block_first = first + b * SKIP_BLOCK;
+                    let room = out.len().saturating_sub(at + nonzero * row_len);
+                    let dense = nonzero * 16 >= block.len() / T::SIZE;
+                    if dense && row_len <= 16 && room >= 16 {
+                        dense_block::<T, 16>(
+                            block,
+                            out,
+                            &mut at,
+                            &row,
+                            row_len,
+                            varying,
+                            block_first,
+                        );
+                    } else if dense && row_len <= 32 && room >= 32 {
+                        dense_block::<T, 32>(
+                            block,
+                            out,
+                            &mut at,
+                            &row,
+                            row_len,
+                            varying,
+                            block_first,
+                        );
+                    } else if dense && room >= ROW_BYTES {
+                        dense_block::<T, ROW_BYTES>(
+                            block,
+                            out,
+                            &mut at,
+                            &row,
+                            row_len,
+                            varying,
+                            block_first,
+                        );
+                    } else {
+                        for (j, e) in block.chunks_exact(T::SIZE).enumerate() {
+                            if T::read(e).is_nonzero() {
+                                emit_row(out, &mut at, &row, row_len, varying, block_first + j);
+                            }
+                        }
                     }
                 }
             } else {
                 for j in 0..len {
-                    if T::read(&self.data[(offset + j * step) * size..]).is_nonzero() {
-                        emit(j);
+                    if T::read(&self.data[(offset + j * step) * T::SIZE..]).is_nonzero() {
+                        emit_row(out, &mut at, &row, row_len, varying, first + j);
                     }
                 }
             }
+            cursor = at;
         });
     }
+}
+
+/// Writes the rows of a block of elements without branching on each element (for blocks
+/// dense enough that branches would mispredict): every element's row is written at `*at`,
+/// and `*at` advances only past those of nonzero elements, so a zero element's row is
+/// overwritten by the next one. The caller guarantees `COPY` bytes of room past the block's
+/// last row, and `row_len <= COPY`.
+#[inline(always)]
+fn dense_block<T: Zero, const COPY: usize>(
+    block: &[u8],
+    out: &mut [u8],
+    at: &mut usize,
+    row: &[u8; ROW_BYTES],
+    row_len: usize,
+    varying: Option<usize>,
+    first: usize,
+) {
+    let template: [u8; COPY] = std::array::from_fn(|i| row[i]);
+    let mut position = *at;
+    for (j, e) in block.chunks_exact(T::SIZE).enumerate() {
+        let dst = &mut out[position..position + COPY];
+        dst.copy_from_slice(&template);
+        // The varying coordinate is stored into the output, not into the template, so that
+        // no load waits on a narrower store.
+        if let Some(v) = varying {
+            dst[v..v + 4].copy_from_slice(&((first + j) as u32).to_le_bytes());
+        }
+        position += row_len * usize::from(T::read(e).is_nonzero());
+    }
+    *at = position;
+}
+
+/// Room for a row of [`MAX_DIMS`] coordinates.
+const ROW_BYTES: usize = MAX_DIMS * 4;
+
+/// Writes `row` (its first `row_len` bytes, with `coordinate` at byte `varying`) at `*at` in
+/// `out` and advances `*at`. Where `out` has room, the whole fixed-size buffer is copied (a
+/// constant-size copy); the bytes past the row are overwritten by the rows that follow.
+#[inline(always)]
+fn emit_row(
+    out: &mut [u8],
+    at: &mut usize,
+    row: &[u8; ROW_BYTES],
+    row_len: usize,
+    varying: Option<usize>,
+    coordinate: usize,
+) {
+    let start = *at;
+    let dst = if out.len().saturating_sub(start) >= ROW_BYTES {
+        let dst = &mut out[start..start + ROW_BYTES];
+        dst.copy_from_slice(row);
+        dst
+    } else {
+        let dst = &mut out[start..start + row_len];
+        dst.copy_from_slice(&row[..row_len]);
+        dst
+    };
+    if let Some(v) = varying {
+        dst[v..v + 4].copy_from_slice(&(coordinate as u32).to_le_bytes());
+    }
+    *at = start + row_len;
 }
 
 #[cfg(test)]
@@ -414,6 +514,56 @@ mod tests {
         check::<u32>(0, u32::MAX);
         check::<u16>(0, 1 << 15);
         check::<u8>(0, 128);
+    }
+
+    #[test]
+    fn all_unit_sizes() {
+        // Effective rank 0: N = 1, and the single row holds the last coordinate, 0.
+        let input = packed::<i8>(&[1, 1, 1, 1], &[-4]);
+        let (count, coordinates) = nonzero(
+            &input,
+            &[1, 1, 1, 1],
+            packed_coordinates(&[1, 1, 1, 1]),
+            0x3000,
+        )
+        .unwrap();
+        assert_eq!(count, 1);
+        assert_eq!(rows(&coordinates, count, 1), [[0]]);
+    }
+
+    #[test]
+    fn dense_eight_dimensional_input_with_wide_rows() {
+        // {1,1,1,2,3,4,5,6}: effective rank 5; N = 6 and N = 8 (24- and 32-byte rows).
+        let sizes = [1usize, 1, 1, 2, 3, 4, 5, 6];
+        let count: usize = sizes.iter().product();
+        let values: Vec<f32> = (0..count)
+            .map(|i| if (i * 37) % 10 < 7 { i as f32 } else { -0.0 })
+            .collect();
+        let sizes32: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
+        let input = packed::<f32>(&sizes32, &values);
+        for n in [6usize, 8] {
+            let mut expected = Vec::new();
+            for (i, &v) in values.iter().enumerate() {
+                if v != 0.0 {
+                    let mut coords = [0u32; 8];
+                    let mut rest = i;
+                    for d in (0..8).rev() {
+                        coords[d] = (rest % sizes[d]) as u32;
+                        rest /= sizes[d];
+                    }
+                    expected.push(coords[8 - n..].to_vec());
+                }
+            }
+            let (got, coordinates) = nonzero(
+                &input,
+                &[1; 8],
+                packed_coordinates(&[1, 1, 1, 1, 1, 1, count as u32, n as u32]),
+                0x4000,
+            )
+            .unwrap();
+            assert_eq!(got as usize, expected.len());
+            assert_eq!(rows(&coordinates, got, n), expected, "N = {n}");
+        }
     }
 
     #[test]
