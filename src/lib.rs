@@ -9,6 +9,7 @@ pub mod bundled;
 pub mod case;
 pub mod certify;
 pub mod cli;
+pub mod coverage;
 pub mod generate;
 pub mod protocol;
 pub mod report;

@@ -239,7 +239,9 @@ fn encode_float(v: f64, data_type: DataType, out: &mut Vec<u8>) -> Result<(), En
             let bits = if v.is_nan() {
                 0x7e00u16 | ((v.to_bits() >> 48) as u16 & 0x8000)
             } else {
-                f16::from_f64(v).to_bits()
+                // Direct binary64 → binary16 rounding: `from_f64` goes through binary32 on CPUs
+                // with F16C, rounding twice.
+                f16::from_f64_const(v).to_bits()
             };
             out.extend_from_slice(&bits.to_le_bytes());
         }

@@ -1,7 +1,7 @@
 //! Compares a backend's outputs with a case's expected outputs and renders the difference as
 //! aligned rows of the tensor, diffed line by line with `similar`.
 
-use super::values::{elements_match, format_element};
+use super::values::{elements_match, format_element, NanRule};
 use crate::case::ExpectedTensor;
 use opconform_backend::{Tensor, TensorDesc};
 use similar::{ChangeTag, TextDiff};
@@ -61,8 +61,8 @@ fn actual_element(tensor: &Tensor, index: u64) -> Option<&[u8]> {
     tensor.element_bytes(offset)
 }
 
-/// Compares `actual` with `expected`; `None` when every defined element matches.
-pub fn compare(expected: &ExpectedTensor, actual: &Tensor) -> Option<Mismatch> {
+/// Compares `actual` with `expected` under `nans`; `None` when every defined element matches.
+pub fn compare(expected: &ExpectedTensor, actual: &Tensor, nans: NanRule) -> Option<Mismatch> {
     let data_type = expected.desc.data_type;
     let size = data_type.size_in_bytes();
     let count = expected.desc.element_count() as usize;
@@ -73,7 +73,7 @@ pub fn compare(expected: &ExpectedTensor, actual: &Tensor) -> Option<Mismatch> {
         }
         let want = &expected.bytes[index * size..(index + 1) * size];
         let matches = actual_element(actual, index as u64)
-            .is_some_and(|got| elements_match(data_type, want, got));
+            .is_some_and(|got| elements_match(data_type, want, got, nans));
         if !matches {
             differing.push(index);
         }
@@ -208,7 +208,11 @@ mod tests {
     #[test]
     fn equal_outputs_match() {
         assert_eq!(
-            compare(&expected(&[1, 2, 3, 4], None), &actual(&[1, 2, 3, 4])),
+            compare(
+                &expected(&[1, 2, 3, 4], None),
+                &actual(&[1, 2, 3, 4]),
+                NanRule::AnyNan
+            ),
             None
         );
     }
@@ -217,14 +221,23 @@ mod tests {
     fn undefined_elements_are_not_compared() {
         let mask = Some(vec![true, true, false, false]);
         assert_eq!(
-            compare(&expected(&[1, 2, 0, 0], mask), &actual(&[1, 2, 9, 9])),
+            compare(
+                &expected(&[1, 2, 0, 0], mask),
+                &actual(&[1, 2, 9, 9]),
+                NanRule::AnyNan
+            ),
             None
         );
     }
 
     #[test]
     fn mismatch_names_first_coordinates_and_diffs_rows() {
-        let mismatch = compare(&expected(&[1, 2, 3, 4], None), &actual(&[1, 2, 3, 5])).unwrap();
+        let mismatch = compare(
+            &expected(&[1, 2, 3, 4], None),
+            &actual(&[1, 2, 3, 5]),
+            NanRule::AnyNan,
+        )
+        .unwrap();
         assert_eq!(mismatch.count, 1);
         assert_eq!(mismatch.first, vec![1, 1]);
         assert!(

@@ -3,11 +3,23 @@
 use half::f16;
 use opconform_backend::DataType;
 
-/// True when two elements of `data_type` match: equal bits, or both NaN for float types
-/// (so -0.0 and +0.0 differ, and NaN payloads are not compared).
-pub fn elements_match(data_type: DataType, expected: &[u8], actual: &[u8]) -> bool {
+/// How floats are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NanRule {
+    /// Any NaN matches any NaN (the default).
+    AnyNan,
+    /// NaNs must match bit for bit, payload and sign included (cases tagged `bit-exact`).
+    BitExact,
+}
+
+/// True when two elements of `data_type` match: equal bits, or both NaN for float types under
+/// [`NanRule::AnyNan`] (-0.0 and +0.0 always differ).
+pub fn elements_match(data_type: DataType, expected: &[u8], actual: &[u8], nans: NanRule) -> bool {
     expected == actual
-        || (data_type.is_float() && is_nan(data_type, expected) && is_nan(data_type, actual))
+        || (nans == NanRule::AnyNan
+            && data_type.is_float()
+            && is_nan(data_type, expected)
+            && is_nan(data_type, actual))
 }
 
 fn is_nan(data_type: DataType, bytes: &[u8]) -> bool {
@@ -72,20 +84,22 @@ mod tests {
     #[test]
     fn signed_zeros_differ_and_nans_match() {
         let t = DataType::Float32;
+        let any = NanRule::AnyNan;
+        let zeros = (0.0f32.to_le_bytes(), (-0.0f32).to_le_bytes());
+        assert!(!elements_match(t, &zeros.0, &zeros.1, any));
+        let payload = 0x7fc0_0001u32.to_le_bytes();
+        assert!(elements_match(t, &f32::NAN.to_le_bytes(), &payload, any));
         assert!(!elements_match(
             t,
-            &0.0f32.to_le_bytes(),
-            &(-0.0f32).to_le_bytes()
-        ));
-        assert!(elements_match(
-            t,
             &f32::NAN.to_le_bytes(),
-            &f32::from_bits(0x7fc0_0001).to_le_bytes()
+            &payload,
+            NanRule::BitExact
         ));
         assert!(!elements_match(
             DataType::Uint32,
             &[1, 0, 0, 0],
-            &[2, 0, 0, 0]
+            &[2, 0, 0, 0],
+            any
         ));
     }
 
