@@ -51,7 +51,13 @@ pub struct Selection {
 impl Selection {
     /// Applies the selection to `cases` (sorted by id), keeping their order.
     pub fn apply(&self, cases: Vec<Case>) -> Vec<Case> {
-        let mut kept: Vec<Case> = cases
+        self.take_shard(self.apply_unsharded(cases))
+    }
+
+    /// Applies the level and the filter but not the shard: the case set a sharded run is a
+    /// part of (its digest names the whole run, so shards can be merged).
+    pub fn apply_unsharded(&self, cases: Vec<Case>) -> Vec<Case> {
+        cases
             .into_iter()
             .filter(|c| {
                 c.level.family() != SpecFamily::Directml || self.feature_level.at_least(c.level)
@@ -61,16 +67,21 @@ impl Selection {
                     .as_ref()
                     .is_none_or(|f| c.id.contains(f.as_str()))
             })
-            .collect();
-        if let Some(shard) = self.shard {
-            kept = kept
-                .into_iter()
-                .enumerate()
-                .filter(|(i, _)| i % shard.count == shard.index - 1)
-                .map(|(_, c)| c)
-                .collect();
-        }
-        kept
+            .collect()
+    }
+
+    /// Keeps this selection's shard of `cases` (all of them when unsharded): every
+    /// `count`-th case starting at `index - 1`.
+    pub fn take_shard(&self, cases: Vec<Case>) -> Vec<Case> {
+        let Some(shard) = self.shard else {
+            return cases;
+        };
+        cases
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % shard.count == shard.index - 1)
+            .map(|(_, c)| c)
+            .collect()
     }
 }
 

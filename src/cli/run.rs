@@ -85,7 +85,10 @@ pub fn run(args: &RunArgs) -> u8 {
         filter: args.filter.clone(),
         shard: args.shard,
     };
-    let cases = selection.apply(loaded.cases);
+    let whole_run = selection.apply_unsharded(loaded.cases);
+    let case_set_digest = case_set_digest(&whole_run);
+    let case_count = whole_run.len();
+    let cases = selection.take_shard(whole_run);
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -96,8 +99,8 @@ pub fn run(args: &RunArgs) -> u8 {
         harness_version: env!("CARGO_PKG_VERSION").to_string(),
         backend: backend.info(),
         feature_level: args.feature_level,
-        case_set_digest: case_set_digest(&cases),
-        case_count: cases.len(),
+        case_set_digest,
+        case_count,
         shard: args.shard.map(|s| s.to_string()),
     };
     let dir = args

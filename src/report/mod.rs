@@ -25,9 +25,10 @@ pub struct RunMeta {
     pub backend: BackendInfo,
     /// The DirectML level the run targets (cases above it are left out).
     pub feature_level: Level,
-    /// SHA-256 of the case set (ids and file contents), so a report names what ran.
+    /// SHA-256 of the case set (see `selection::case_set_digest`), so a report names what
+    /// ran; for a shard, the digest of the whole run it is part of.
     pub case_set_digest: String,
-    /// Number of cases in the run.
+    /// Number of cases in the whole run (all shards).
     pub case_count: usize,
     /// `K/N` when this is one shard of a sharded run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
