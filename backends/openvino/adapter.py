@@ -22,19 +22,20 @@ Each case becomes a one-operation `ov.Model` compiled with `ov.Core().compile_mo
 
 Inputs arrive with strides and are materialised with numpy first; outputs are written back
 through the output strides. Descriptors invalid at the requested level are rejected by rule id
-with the shared validator in tools/broken_backend.py. Where OpenVINO refuses a type (an
+with the shared validator in tools/protocol_v1.py. Where OpenVINO refuses a type (an
 exception while building or compiling), the case is answered `unsupported` with its reason.
 
 Run: opconform certify --backend-cmd ".venv/bin/python backends/openvino/adapter.py"
+                           --baseline backends/openvino/baseline.yaml
 """
 
 import os
 import sys
 
-sys.dont_write_bytecode = True  # no __pycache__ beside tools/broken_backend.py
+sys.dont_write_bytecode = True  # no __pycache__ beside tools/protocol_v1.py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 
-import broken_backend as kit  # noqa: E402 - the protocol toolkit: serve, validate, strides
+import protocol_v1 as kit  # noqa: E402 - the protocol loop, strides and the validator
 
 PROTOCOL_OUT = kit.protocol_stdout()
 
@@ -185,13 +186,14 @@ def execute(case):
 
 def main():
     try:
-        device = CORE.get_property("CPU", "FULL_DEVICE_NAME")
-    except Exception:  # noqa: BLE001
-        device = "CPU"
+        kit.log("openvino adapter: CPU plugin on %s" % CORE.get_property("CPU", "FULL_DEVICE_NAME"))
+    except Exception:  # noqa: BLE001 - the name is only logged
+        pass
     hello = {
         "name": "openvino",
         "version": ov.__version__,
-        "device": "CPU plugin: %s" % device,
+        # Not the processor's name: reports stay the same from one machine to the next.
+        "device": "CPU plugin",
         "claims": ["4_1", "opset16"],
         "operators": list(MAPPINGS),
     }

@@ -1,1 +1,301 @@
-//! Certification of a backend (being written).
+//! Certification of a backend: run every case applicable to what the backend claims, write the
+//! reports of `opconform run` plus a certificate, and optionally compare with a baseline of
+//! known failures.
+//!
+//! [`certify_backend`] works on any [`Backend`]: a bundled one, an out-of-process one
+//! ([`crate::protocol::ProcessBackend`]) or a third party's Rust implementation.
+//!
+//! - [`certificate`]: the [`Certificate`] (per operator: highest level passed, what blocks the
+//!   next one, counts) and its JSON and Markdown forms;
+//! - [`baseline`]: known failures with reasons, and the comparison of a run with them;
+//! - [`partial`]: `results.partial.jsonl`, appended to as results arrive.
+
+pub mod baseline;
+pub mod certificate;
+pub mod partial;
+
+pub use baseline::{Baseline, BaselineComparison, ExpectedFailure, NewFailure};
+pub use certificate::{BlockingCase, Certificate, OperatorCertificate};
+
+use crate::case::Case;
+use crate::report::{self, write_atomic, RunMeta};
+use crate::runner::{run_cases, CaseResult};
+use crate::selection::case_set_digest;
+use opconform_backend::{Backend, BackendInfo, Level, SpecFamily};
+use partial::PartialResults;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The certificate files written beside the reports.
+pub const CERTIFICATE_FILES: [&str; 2] = ["certificate.json", "certificate.md"];
+
+/// How to certify.
+#[derive(Debug, Clone, Default)]
+pub struct CertifyOptions {
+    /// The DirectML feature level to certify; `None` takes the backend's DirectML claim. The
+    /// OpenVINO target is always the backend's opset claim.
+    pub feature_level: Option<Level>,
+    /// Keep only cases whose id contains this text (the certificate then covers only them).
+    pub filter: Option<String>,
+    /// Threads running cases (at least 1). Cases through one out-of-process backend are
+    /// serialised anyway, so 1 is right there.
+    pub jobs: usize,
+    /// Where to write the reports and the certificate; `None` writes nothing. Results are
+    /// appended to `results.partial.jsonl` there while the run goes on.
+    pub report_dir: Option<PathBuf>,
+    /// Known failures to compare with, and the name to show for them (e.g. the file path).
+    pub baseline: Option<(String, Baseline)>,
+}
+
+/// The outcome of [`certify_backend`].
+#[derive(Debug, Clone)]
+pub struct Certification {
+    /// What ran (as in `run.json`).
+    pub meta: RunMeta,
+    /// Every result, sorted by id.
+    pub results: Vec<CaseResult>,
+    /// The certificate.
+    pub certificate: Certificate,
+    /// Cases (matching the filter) left out as not applicable: of operators the backend does
+    /// not implement, of a family it claims no level of, or above the target.
+    pub not_applicable: usize,
+    /// True when an interrupted run's `results.partial.jsonl` was found and moved to
+    /// `results.interrupted.jsonl`.
+    pub moved_interrupted: bool,
+}
+
+impl Certification {
+    /// True when the run succeeds: with a baseline, when there is no new failure; without one,
+    /// when the backend certifies at its targets.
+    pub fn succeeded(&self) -> bool {
+        match &self.certificate.baseline {
+            Some(comparison) => comparison.is_clean(),
+            None => self.certificate.certified,
+        }
+    }
+}
+
+/// Why a certification could not run or its reports could not be written.
+#[derive(Debug)]
+pub enum CertifyError {
+    /// The options do not fit the backend (a feature level that is not a DirectML level, a
+    /// baseline for another backend).
+    Usage(String),
+    /// Writing the report folder failed.
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The operating system's error.
+        error: io::Error,
+    },
+}
+
+impl fmt::Display for CertifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CertifyError::Usage(message) => f.write_str(message),
+            CertifyError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for CertifyError {}
+
+/// The levels to certify against: the DirectML `feature_level` (or the backend's DirectML
+/// claim) and the backend's OpenVINO claim, each where there is one.
+pub fn targets(
+    info: &BackendInfo,
+    feature_level: Option<Level>,
+) -> Result<Vec<Level>, CertifyError> {
+    let mut targets = Vec::new();
+    match feature_level {
+        Some(level) if level.family() != SpecFamily::Directml => {
+            return Err(CertifyError::Usage(format!(
+                "--feature-level {level} is not a DirectML feature level (the OpenVINO target is \
+                 the backend's opset claim)"
+            )))
+        }
+        Some(level) => targets.push(level),
+        None => targets.extend(
+            info.claims
+                .iter()
+                .copied()
+                .filter(|c| c.family() == SpecFamily::Directml),
+        ),
+    }
+    targets.extend(
+        info.claims
+            .iter()
+            .copied()
+            .filter(|c| c.family() == SpecFamily::Openvino),
+    );
+    Ok(targets)
+}
+
+/// True when `case` is applicable to a backend described by `info` certified at `targets`:
+/// of an operator it implements, at a level of a targeted family at or below the target, with
+/// an id containing `filter`.
+pub fn is_applicable(
+    case: &Case,
+    info: &BackendInfo,
+    targets: &[Level],
+    filter: Option<&str>,
+) -> bool {
+    filter.is_none_or(|f| case.id.contains(f))
+        && info.operators.contains(&case.kind())
+        && certificate::target_for(targets, case.level.family())
+            .is_some_and(|t| t.at_least(case.level))
+}
+
+/// Certifies `backend` on the applicable ones of `cases` (sorted by id): runs them with
+/// `options.jobs` threads, calling `progress` after each case, builds the certificate,
+/// compares with the baseline, and writes the reports (`report::write_reports`) and
+/// `certificate.json` / `certificate.md` into `options.report_dir` if given.
+///
+/// ```no_run
+/// use opconform::certify::{certify_backend, CertifyOptions};
+/// # fn demo(backend: &dyn opconform_backend::Backend) {
+/// let cases = opconform::case::load_paths(&["cases".into()]).cases;
+/// let options = CertifyOptions { jobs: 4, report_dir: Some("reports/mine".into()), ..Default::default() };
+/// let certification = certify_backend(backend, cases, &options, &|_| {}).unwrap();
+/// assert!(certification.certificate.certified);
+/// # }
+/// ```
+pub fn certify_backend(
+    backend: &dyn Backend,
+    cases: Vec<Case>,
+    options: &CertifyOptions,
+    progress: &(dyn Fn(&CaseResult) + Sync),
+) -> Result<Certification, CertifyError> {
+    let info = backend.info();
+    let targets = targets(&info, options.feature_level)?;
+    if let Some((label, baseline)) = &options.baseline {
+        if baseline.backend != info.name {
+            return Err(CertifyError::Usage(format!(
+                "the baseline {label} is for backend `{}`; this backend is `{}`",
+                baseline.backend, info.name
+            )));
+        }
+    }
+    let filter = options.filter.as_deref();
+    let considered = cases
+        .iter()
+        .filter(|c| filter.is_none_or(|f| c.id.contains(f)))
+        .count();
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| is_applicable(c, &info, &targets, filter))
+        .collect();
+    let not_applicable = considered - cases.len();
+    let io_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |error| CertifyError::Io { path, error }
+    };
+    let partial = match &options.report_dir {
+        Some(dir) => Some(PartialResults::create(dir).map_err(io_error(dir))?),
+        None => None,
+    };
+    let moved_interrupted = partial.as_ref().is_some_and(|(_, moved)| *moved);
+    let record = |result: &CaseResult| {
+        if let Some((partial, _)) = &partial {
+            partial.append(result);
+        }
+        progress(result);
+    };
+    let mut results = run_cases(backend, &cases, options.jobs.max(1), &record);
+    results.sort_by(|a, b| a.id.cmp(&b.id));
+
+    let digest = case_set_digest(&cases);
+    let harness_version = env!("CARGO_PKG_VERSION");
+    let meta = RunMeta {
+        harness_version: harness_version.to_string(),
+        backend: info.clone(),
+        feature_level: certificate::target_for(&targets, SpecFamily::Directml)
+            .or_else(|| targets.first().copied())
+            .unwrap_or(Level::dml(0x1000)),
+        case_set_digest: digest.clone(),
+        case_count: cases.len(),
+        shard: None,
+    };
+    let mut certificate = Certificate::build(harness_version, &info, &targets, &digest, &results);
+    certificate.baseline = options
+        .baseline
+        .as_ref()
+        .map(|(label, baseline)| baseline.compare(label, &results));
+    let certification = Certification {
+        meta,
+        results,
+        certificate,
+        not_applicable,
+        moved_interrupted,
+    };
+    if let (Some(dir), Some((partial, _))) = (&options.report_dir, partial) {
+        partial
+            .finish()
+            .map_err(io_error(&dir.join(partial::PARTIAL_RESULTS)))?;
+        write_certification(dir, &certification).map_err(io_error(dir))?;
+        partial
+            .remove()
+            .map_err(io_error(&dir.join(partial::PARTIAL_RESULTS)))?;
+    }
+    Ok(certification)
+}
+
+/// Writes the reports of `opconform run` and the certificate files into `dir`, each file
+/// atomically.
+pub fn write_certification(dir: &Path, certification: &Certification) -> io::Result<()> {
+    report::write_reports(dir, &certification.meta, &certification.results)?;
+    let [json, markdown] = CERTIFICATE_FILES;
+    write_atomic(
+        &dir.join(json),
+        certification.certificate.to_json().as_bytes(),
+    )?;
+    write_atomic(
+        &dir.join(markdown),
+        certification.certificate.to_markdown().as_bytes(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opconform_backend::OperatorKind;
+
+    fn info(claims: Vec<Level>) -> BackendInfo {
+        BackendInfo {
+            name: "b".into(),
+            version: "1".into(),
+            device: "d".into(),
+            claims,
+            operators: vec![OperatorKind::DmlArgMax],
+        }
+    }
+
+    #[test]
+    fn targets_come_from_the_claims_or_the_feature_level() {
+        let both = info(vec![Level::dml(0x4100), Level::Opset(16)]);
+        assert_eq!(
+            targets(&both, None).unwrap(),
+            vec![Level::dml(0x4100), Level::Opset(16)]
+        );
+        assert_eq!(
+            targets(&both, Some(Level::dml(0x3000))).unwrap(),
+            vec![Level::dml(0x3000), Level::Opset(16)]
+        );
+        assert!(matches!(
+            targets(&both, Some(Level::Opset(1))),
+            Err(CertifyError::Usage(_))
+        ));
+        let openvino_only = info(vec![Level::Opset(1)]);
+        assert_eq!(
+            targets(&openvino_only, None).unwrap(),
+            vec![Level::Opset(1)]
+        );
+        // A DirectML level above the claims is a target too: its cases come out unsupported.
+        assert_eq!(
+            targets(&openvino_only, Some(Level::dml(0x4100))).unwrap(),
+            vec![Level::dml(0x4100), Level::Opset(1)]
+        );
+    }
+}
