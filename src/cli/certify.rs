@@ -9,9 +9,7 @@ use crate::protocol::{ProcessBackend, ProcessOptions};
 use crate::report;
 use crate::runner::CaseResult;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use opconform_backend::{Backend, Level};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -146,7 +144,7 @@ fn certify_inner(args: &CertifyArgs) -> Result<u8, String> {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let bar = progress_bar(applicable as u64);
+    let bar = super::progress_bar(applicable as u64);
     let progress = |result: &CaseResult| {
         bar.inc(1);
         if bar.is_hidden() && result.outcome.is_failure() {
@@ -196,18 +194,6 @@ fn folder_name(name: &str) -> String {
     } else {
         folder
     }
-}
-
-fn progress_bar(length: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(length);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed}")
-            .expect("static template"),
-    );
-    bar
 }
 
 /// Prints the table, the verdict and the baseline comparison; picks the exit status.

@@ -52,6 +52,20 @@ enum ReportCommand {
     Merge(run::MergeArgs),
 }
 
+/// A progress bar over `length` cases on a terminal; hidden when stderr is not one.
+fn progress_bar(length: u64) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(length);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed}")
+            .expect("static template"),
+    );
+    bar
+}
+
 /// Parses the command line and runs the subcommand; `opconform` alone means `opconform run`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -6,9 +6,7 @@ use crate::report::{self, RunMeta};
 use crate::runner::{run_cases, CaseResult};
 use crate::selection::{case_set_digest, Selection, Shard};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use opconform_backend::Level;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Arguments of `opconform run`.
@@ -92,7 +90,7 @@ pub fn run(args: &RunArgs) -> u8 {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let bar = progress_bar(cases.len() as u64);
+    let bar = super::progress_bar(cases.len() as u64);
     let results = run_cases(backend.as_ref(), &cases, jobs, &|_| bar.inc(1));
     bar.finish_and_clear();
     let meta = RunMeta {
@@ -113,18 +111,6 @@ pub fn run(args: &RunArgs) -> u8 {
         return EXIT_USAGE;
     }
     status
-}
-
-fn progress_bar(length: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(length);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed}")
-            .expect("static template"),
-    );
-    bar
 }
 
 /// Writes the reports, prints the table and failures, and picks the exit status.
