@@ -20,7 +20,7 @@ use half::f16;
 use opconform_backend::{ArgMaxDesc, AxisDirection, BackendError, DataType, Tensor};
 
 /// Outputs reduced side by side at most.
-const BLOCK: usize = 2048;
+const BLOCK: usize = 4096;
 
 /// Runs `DML_ARGMAX` on validated, length-checked tensors.
 pub(crate) fn run(
@@ -189,6 +189,9 @@ struct State<K> {
     keys: Vec<K>,
     /// Reduced positions (below 2^32: the input has fewer than 2^32 elements).
     at: Vec<u32>,
+    /// Scratch positions: contiguous rows read the positions from one of `at` and `spare` and
+    /// write them to the other (see [`update_row`]).
+    spare: Vec<u32>,
 }
 
 impl<K: Copy> State<K> {
@@ -196,6 +199,7 @@ impl<K: Copy> State<K> {
         State {
             keys: vec![min; len],
             at: vec![0; len],
+            spare: vec![0; len],
         }
     }
 }
@@ -330,28 +334,26 @@ fn reduce_block<T: OrderKey, const LAST: bool>(
     }
     let keys = &mut state.keys[..n];
     let at = &mut state.at[..n];
+    let spare = &mut state.spare[..n];
     keys.fill(T::MIN_KEY);
     at.fill(q0 as u32);
     let [step] = plan.reduced.inner_strides();
     // Several outputs: each reduced position updates a row of `n` running maxima.
     let tail_stride = plan.tail_stride;
+    // Contiguous rows alternate the positions between `at` and `spare`.
+    let mut in_spare = false;
     plan.reduced.rows(q0, q1, |q, [offset], len, _| {
         for j in 0..len {
             let row = base + offset + j * step;
             let position = (q + j) as u32;
             if tail_stride == 1 {
-                // Branch-free selects, so that the compiler can vectorise the update.
                 let bytes = &data[row * T::SIZE..(row + n) * T::SIZE];
-                for ((element, key), at) in bytes
-                    .chunks_exact(T::SIZE)
-                    .zip(keys.iter_mut())
-                    .zip(at.iter_mut())
-                {
-                    let value = T::read(element).key();
-                    let take = better::<_, LAST>(value, *key);
-                    *key = if take { value } else { *key };
-                    *at = if take { position } else { *at };
+                if in_spare {
+                    update_row::<T, LAST>(bytes, keys, spare, at, position);
+                } else {
+                    update_row::<T, LAST>(bytes, keys, at, spare, position);
                 }
+                in_spare = !in_spare;
             } else {
                 for (e, (key, at)) in keys.iter_mut().zip(at.iter_mut()).enumerate() {
                     let value = T::read(&data[(row + e * tail_stride) * T::SIZE..]).key();
@@ -363,10 +365,93 @@ fn reduce_block<T: OrderKey, const LAST: bool>(
             }
         }
     });
+    if in_spare {
+        at.copy_from_slice(spare);
+    }
+}
+
+/// Folds a contiguous row of elements, all at reduced position `position`, into the running
+/// maxima `keys` (one per element), reading their positions from `at` and writing the updated
+/// ones to `next`.
+///
+/// The key is a plain maximum and the position a blend written unconditionally to another
+/// array (updated in place, the compiler would turn it into masked stores, slow on AMD Zen), so
+/// the loop has no branch and vectorises. On x86-64 it is compiled a second time for AVX2,
+/// used when the CPU has it.
+#[inline]
+fn update_row<T: OrderKey, const LAST: bool>(
+    bytes: &[u8],
+    keys: &mut [T::Key],
+    at: &[u32],
+    next: &mut [u32],
+    position: u32,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::has_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        unsafe { update_row_avx2::<T, LAST>(bytes, keys, at, next, position) };
+        return;
+    }
+    update_row_generic::<T, LAST>(bytes, keys, at, next, position);
+}
+
+/// [`update_row_generic`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn update_row_avx2<T: OrderKey, const LAST: bool>(
+    bytes: &[u8],
+    keys: &mut [T::Key],
+    at: &[u32],
+    next: &mut [u32],
+    position: u32,
+) {
+    update_row_generic::<T, LAST>(bytes, keys, at, next, position);
+}
+
+/// The body of [`update_row`], inlined into each of its target-feature variants.
+#[inline(always)]
+fn update_row_generic<T: OrderKey, const LAST: bool>(
+    bytes: &[u8],
+    keys: &mut [T::Key],
+    at: &[u32],
+    next: &mut [u32],
+    position: u32,
+) {
+    for (((element, key), &at), next) in bytes
+        .chunks_exact(T::SIZE)
+        .zip(keys.iter_mut())
+        .zip(at)
+        .zip(next.iter_mut())
+    {
+        let value = T::read(element).key();
+        *next = if better::<_, LAST>(value, *key) {
+            position
+        } else {
+            at
+        };
+        *key = (*key).max(value);
+    }
 }
 
 /// Elements whose maximum is found before their position is looked for.
-const SCAN_BLOCK: usize = 256;
+const SCAN_BLOCK: usize = 1024;
+
+/// Elements per chunk in [`locate`]'s first, vectorised, pass.
+const LANES: usize = 32;
+
+/// The maximum key among the contiguous elements of `block` (`T::MIN_KEY` when empty): a
+/// plain max-reduction, which the compiler vectorises (branch-free keys, no per-element
+/// branch).
+#[inline(always)]
+fn block_max<T: OrderKey>(block: &[u8]) -> T::Key {
+    block
+        .chunks_exact(T::SIZE)
+        .map(|e| T::read(e).key())
+        .fold(T::MIN_KEY, Ord::max)
+}
 
 /// The maximum key and its reduced position among positions `q0..q1` of one output whose
 /// first input element (at reduced position 0) is at `base`.
@@ -413,8 +498,10 @@ fn scan_one<T: OrderKey, const LAST: bool>(
 }
 
 /// Folds contiguous elements at reduced positions `first_q..` into the running maximum:
-/// each block's maximum is found first (a loop the compiler vectorises), and the block is
-/// searched for its position only when that maximum replaces the running one.
+/// each block's maximum is found first ([`block_max`]), and the block is searched for its
+/// position ([`locate`]) only when that maximum replaces the running one.
+///
+/// On x86-64 the loops are compiled a second time for AVX2, used when the CPU has it.
 #[inline]
 fn scan_contiguous<T: OrderKey, const LAST: bool>(
     bytes: &[u8],
@@ -422,32 +509,82 @@ fn scan_contiguous<T: OrderKey, const LAST: bool>(
     best: &mut T::Key,
     best_at: &mut usize,
 ) {
-    if bytes.len() < 32 * T::SIZE {
-        // Too short for the two passes to pay off.
-        for (j, element) in bytes.chunks_exact(T::SIZE).enumerate() {
-            let key = T::read(element).key();
-            if better::<_, LAST>(key, *best) {
-                *best = key;
-                *best_at = first_q + j;
-            }
-        }
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::has_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        unsafe { scan_contiguous_avx2::<T, LAST>(bytes, first_q, best, best_at) };
         return;
     }
+    scan_contiguous_generic::<T, LAST>(bytes, first_q, best, best_at);
+}
+
+/// [`scan_contiguous_generic`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scan_contiguous_avx2<T: OrderKey, const LAST: bool>(
+    bytes: &[u8],
+    first_q: usize,
+    best: &mut T::Key,
+    best_at: &mut usize,
+) {
+    scan_contiguous_generic::<T, LAST>(bytes, first_q, best, best_at);
+}
+
+/// The body of [`scan_contiguous`], inlined into each of its target-feature variants.
+#[inline(always)]
+fn scan_contiguous_generic<T: OrderKey, const LAST: bool>(
+    bytes: &[u8],
+    first_q: usize,
+    best: &mut T::Key,
+    best_at: &mut usize,
+) {
     for (b, block) in bytes.chunks(SCAN_BLOCK * T::SIZE).enumerate() {
-        let keys = || block.chunks_exact(T::SIZE).map(|e| T::read(e).key());
-        let Some(max) = keys().max() else {
-            continue;
-        };
+        let max = block_max::<T>(block);
         if better::<_, LAST>(max, *best) {
-            let position = if LAST {
-                keys().rposition(|k| k == max)
-            } else {
-                keys().position(|k| k == max)
-            };
             *best = max;
-            *best_at = first_q + b * SCAN_BLOCK + position.unwrap_or(0);
+            *best_at = first_q + b * SCAN_BLOCK + locate::<T, LAST>(block, max);
         }
     }
+}
+
+/// The position of the first (or, with `LAST`, the last) element of `block` whose key is
+/// `max`, the block's maximum: the [`LANES`]-element chunk holding it is found with a
+/// vectorisable comparison, then searched element by element.
+#[inline(always)]
+fn locate<T: OrderKey, const LAST: bool>(block: &[u8], max: T::Key) -> usize {
+    let holds = |chunk: &[u8]| {
+        let mut hits = [false; LANES];
+        for (hit, element) in hits.iter_mut().zip(chunk.chunks_exact(T::SIZE)) {
+            *hit = T::read(element).key() == max;
+        }
+        hits.contains(&true)
+    };
+    let chunk_bytes = LANES * T::SIZE;
+    let found = if LAST {
+        block
+            .chunks(chunk_bytes)
+            .enumerate()
+            .rev()
+            .find(|(_, c)| holds(c))
+    } else {
+        block
+            .chunks(chunk_bytes)
+            .enumerate()
+            .find(|(_, c)| holds(c))
+    };
+    let Some((c, chunk)) = found else {
+        return 0;
+    };
+    let mut keys = chunk.chunks_exact(T::SIZE).map(|e| T::read(e).key());
+    let position = if LAST {
+        keys.rposition(|k| k == max)
+    } else {
+        keys.position(|k| k == max)
+    };
+    c * LANES + position.unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -779,6 +916,83 @@ mod tests {
                 let expected = reference(&values, sizes, axes, last);
                 assert_eq!(got, expected, "sizes {sizes:?} axes {axes:?} last {last}");
             }
+        }
+    }
+
+    #[test]
+    fn nan_and_signed_zero_in_large_vectorised_scans() {
+        // Large enough for the vectorised paths (whole blocks, the outer-axis rows, split
+        // ranges): the maximum is a NaN (of either sign) where one is planted, and ties
+        // between -0.0 and +0.0 where the maximum is zero.
+        let rank_of = |v: f32| -> (u8, f32) {
+            if v.is_nan() {
+                (1, 0.0)
+            } else {
+                (0, if v == 0.0 { 0.0 } else { v })
+            }
+        };
+        let reference = |values: &[f32], rows: usize, cols: usize, axis: usize, last: bool| {
+            let (outer, reduced) = if axis == 1 {
+                (rows, cols)
+            } else {
+                (cols, rows)
+            };
+            (0..outer)
+                .map(|o| {
+                    let at = |q: usize| {
+                        if axis == 1 {
+                            o * cols + q
+                        } else {
+                            q * cols + o
+                        }
+                    };
+                    let mut best = 0;
+                    for q in 1..reduced {
+                        let (a, b) = (rank_of(values[at(q)]), rank_of(values[at(best)]));
+                        if a > b || (last && a == b) {
+                            best = q;
+                        }
+                    }
+                    best as u32
+                })
+                .collect::<Vec<u32>>()
+        };
+        let (rows, cols) = (257usize, 3000usize);
+        let mut x: u32 = 99;
+        let mut values: Vec<f32> = (0..rows * cols)
+            .map(|_| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                match x >> 28 {
+                    0..=5 => -(((x >> 8) % 1000) as f32) - 1.0,
+                    6..=10 => 0.0,
+                    _ => -0.0,
+                }
+            })
+            .collect();
+        // Rows 0..100: a NaN somewhere (negative ones too); columns 0..50: likewise.
+        for r in 0..100 {
+            let nan = if r % 2 == 0 { f32::NAN } else { -f32::NAN };
+            values[r * cols + (r * 37) % cols] = nan;
+            values[r * cols + (r * 91) % cols] = nan;
+        }
+        for c in 0..50 {
+            values[((c * 13) % rows) * cols + c] = f32::from_bits(0xffc0_0000 | c as u32);
+        }
+        let input = packed::<f32>(&[rows as u32, cols as u32], &values);
+        for (direction, last) in [(INC, false), (DEC, true)] {
+            for axis in [0usize, 1] {
+                let got = argmax::<u32>(&input, &[axis as u32], direction).unwrap();
+                assert_eq!(
+                    got,
+                    reference(&values, rows, cols, axis, last),
+                    "axis {axis} last {last}"
+                );
+            }
+            // The whole tensor: the first (last) NaN in row-major order.
+            let whole = argmax::<u32>(&input, &[0, 1], direction).unwrap();
+            let nans: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_nan()).collect();
+            let expected = if last { nans[nans.len() - 1] } else { nans[0] };
+            assert_eq!(whole, [expected as u32], "whole, last {last}");
         }
     }
 }

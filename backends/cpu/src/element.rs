@@ -110,7 +110,9 @@ macro_rules! integer_order_key {
 integer_order_key!(u8, i8, u16, i16, u32, i32, u64, i64);
 
 /// Builds the ordering key of an IEEE float from its bits: `$bits` unsigned, `$key` the signed
-/// integer of the same width, `$infinity` the bits of +infinity.
+/// integer of the same width, `$infinity` the bits of +infinity. The key of a number is its
+/// magnitude bits, negated when the sign is set (an order-preserving map onto integers); every
+/// NaN has the key of infinity + 1.
 macro_rules! float_order_key {
     ($t:ty, $bits:ty, $key:ty, $infinity:expr, $to_bits:expr) => {
         impl OrderKey for $t {
@@ -119,21 +121,16 @@ macro_rules! float_order_key {
 
             #[inline(always)]
             fn key(self) -> $key {
-                const SIGN: $bits = 1 << (<$bits>::BITS - 1);
-                const MAGNITUDE: $bits = !SIGN;
-                const INFINITY: $bits = $infinity;
-                let bits: $bits = $to_bits(self);
-                let magnitude = bits & MAGNITUDE;
-                if magnitude > INFINITY {
-                    <$key>::MAX // NaN, whatever its sign and payload
-                } else if magnitude == 0 {
-                    0 // +0.0 and -0.0
-                } else if bits & SIGN != 0 {
-                    // Negative: flip the magnitude bits so that larger magnitudes order lower.
-                    (bits ^ MAGNITUDE) as $key
-                } else {
-                    bits as $key
-                }
+                // Pure arithmetic, no select (so that reductions over keys vectorise): the
+                // magnitude, negated when the sign is set (-0.0 becomes 0 like +0.0). A NaN,
+                // whatever its sign and payload, drops its sign and clamps to infinity + 1.
+                const INFINITY: $key = $infinity;
+                let bits = $to_bits(self) as $key;
+                let magnitude = bits & <$key>::MAX;
+                let nan = (INFINITY - magnitude) >> (<$key>::BITS - 1);
+                let sign = (bits >> (<$key>::BITS - 1)) & !nan;
+                let clamped = magnitude.min(INFINITY + 1);
+                (clamped ^ sign).wrapping_sub(sign)
             }
         }
     };
@@ -145,6 +142,10 @@ float_order_key!(f64, u64, i64, 0x7ff0_0000_0000_0000, |v: f64| v.to_bits());
 
 /// Zero-ness for NonZeroCoordinates: -0.0 and +0.0 are zero, NaN is not.
 pub(crate) trait Zero: Element {
+    /// The bits of the little-endian element of which one at least is set in a nonzero
+    /// element (all of them for integers; all but the sign for floats).
+    const SIGNIFICANT: u64;
+
     /// True unless the element is zero.
     fn is_nonzero(self) -> bool;
 }
@@ -152,6 +153,8 @@ pub(crate) trait Zero: Element {
 macro_rules! integer_zero {
     ($($t:ty),*) => {$(
         impl Zero for $t {
+            const SIGNIFICANT: u64 = u64::MAX >> (64 - 8 * std::mem::size_of::<$t>());
+
             #[inline(always)]
             fn is_nonzero(self) -> bool {
                 self != 0
@@ -163,6 +166,8 @@ macro_rules! integer_zero {
 integer_zero!(u8, i8, u16, i16, u32, i32, u64, i64);
 
 impl Zero for f16 {
+    const SIGNIFICANT: u64 = 0x7fff;
+
     #[inline(always)]
     fn is_nonzero(self) -> bool {
         self.to_bits() & 0x7fff != 0
@@ -170,6 +175,8 @@ impl Zero for f16 {
 }
 
 impl Zero for f32 {
+    const SIGNIFICANT: u64 = 0x7fff_ffff;
+
     #[inline(always)]
     fn is_nonzero(self) -> bool {
         self.to_bits() & 0x7fff_ffff != 0
@@ -177,6 +184,8 @@ impl Zero for f32 {
 }
 
 impl Zero for f64 {
+    const SIGNIFICANT: u64 = 0x7fff_ffff_ffff_ffff;
+
     #[inline(always)]
     fn is_nonzero(self) -> bool {
         self.to_bits() & 0x7fff_ffff_ffff_ffff != 0
@@ -296,6 +305,9 @@ mod tests {
         assert!(f16::from_bits(0x0001).is_nonzero());
         assert!(!(-0.0f64).is_nonzero());
         assert!((-1i8).is_nonzero());
+        assert_eq!(<u8 as Zero>::SIGNIFICANT, 0xff);
+        assert_eq!(<i16 as Zero>::SIGNIFICANT, 0xffff);
+        assert_eq!(<u64 as Zero>::SIGNIFICANT, u64::MAX);
     }
 
     #[test]

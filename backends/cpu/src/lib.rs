@@ -5,11 +5,18 @@
 //! dimension count the specs' support tables allow, up to `DML_FEATURE_LEVEL_4_1` and the
 //! newest OpenVINO opset opconform knows.
 //!
-//! It first validates the descriptor with [`opconform_backend::validate`] (so an invalid
+//! It first validates the descriptor with [`opconform_backend::validate()`] (so an invalid
 //! descriptor is rejected by rule id), checks every buffer against its description, and then
 //! runs kernels that are generic over the element type (monomorphised, no per-element
 //! dispatch), take a contiguous fast path where the layout allows it, honour strides
 //! (including 0 for broadcast) everywhere, and split large work across threads with rayon.
+//!
+//! Performance (measured in `docs/performance.md`): the hot loops are branch-free so that they
+//! vectorise, and are compiled a second time for AVX2, chosen at run time (`simd`; set
+//! [`BASELINE_ENV`] to keep the baseline); ArgMax reduces inner axes a block at a time (maximum
+//! first, position only when it improves) and outer axes as rows of running maxima;
+//! NonZeroCoordinates reads a packed input once (bit masks per block and a running prefix sum
+//! across workers) and streams large outputs with non-temporal stores.
 
 mod argmax;
 mod element;
@@ -17,6 +24,7 @@ mod nonzero_coordinates;
 mod one_hot;
 mod ov_one_hot;
 mod parallel;
+mod simd;
 mod strided;
 #[cfg(test)]
 mod test_tensors;
@@ -26,6 +34,7 @@ use opconform_backend::{
     validate, Backend, BackendError, BackendInfo, Level, OperatorDesc, OperatorKind, Tensor,
     TensorDesc, Violation,
 };
+pub use simd::BASELINE_ENV;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use strided::internal;
 

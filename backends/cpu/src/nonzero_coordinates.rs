@@ -3,18 +3,23 @@
 //! of OutputCoordinatesTensor; coordinates before the input's first dimension read 0).
 //! -0.0 and +0.0 are zero; NaN is not. Rows at or past the count are left untouched.
 //!
-//! In parallel, the input is cut into ranges: each range counts its nonzero elements, a prefix
-//! sum gives where its rows start, and each range writes its rows there, so the order holds.
+//! With a packed output (`Job::run_single_pass`) the input is cut into blocks that workers
+//! claim in order. A block's nonzero masks (a bit per element, from AVX2 compares where the CPU
+//! has them) are computed and kept; their bit counts give the block's count; the worker waits
+//! for the block before it to publish where its rows end (a running prefix sum), publishes
+//! where its own end, and writes its rows from the masks, so a packed input is read once and
+//! the order holds. Rows are gathered in a small buffer and copied out, with non-temporal
+//! stores when the output is large. A strided input is counted, then read again for its rows;
+//! a strided output is counted first, written packed, and scattered through its strides.
 
 use crate::element::{Element, Zero};
 use crate::parallel::{map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::simd::{copy_streaming, nonzero_masks, stream_fence, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor};
 use rayon::prelude::*;
-
-/// Elements checked together for being all zero before rows are written.
-const SKIP_BLOCK: usize = 64;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Runs `DML_NONZERO_COORDINATES` on validated, length-checked tensors.
 pub(crate) fn run(
@@ -69,6 +74,16 @@ pub(crate) fn run(
     Ok(())
 }
 
+/// Input bytes per block of the single-pass kernel: small enough that the block's masks (or,
+/// for a strided input, its elements) are still in the core's cache when its rows are written.
+const BLOCK_BYTES: usize = 64 << 10;
+
+/// Elements whose nonzero flags form one bit mask.
+const GROUP: usize = MASK_GROUP;
+
+/// A prefix-sum slot not yet published.
+const NOT_READY: usize = usize::MAX;
+
 /// One NonZeroCoordinates computation over checked layouts.
 struct Job<'a> {
     data: &'a [u8],
@@ -81,6 +96,113 @@ struct Job<'a> {
 impl Job<'_> {
     /// Writes the rows and returns the nonzero count.
     fn run<T: Zero>(&self, out: &mut [u8]) -> Result<usize, BackendError> {
+        if self.coordinates.is_packed() {
+            self.run_single_pass::<T>(out)
+        } else {
+            self.run_two_passes::<T>(out)
+        }
+    }
+
+    /// Packed rows, in one pass over a packed input. The input is cut into blocks of
+    /// [`BLOCK_BYTES`]; workers claim blocks in order, count one, wait until the block before
+    /// has published where its rows end (the running prefix sum), publish where theirs end,
+    /// and write their rows while the block's masks are still in cache.
+    fn run_single_pass<T: Zero>(&self, out: &mut [u8]) -> Result<usize, BackendError> {
+        let len = self.input.count;
+        let row_bytes = self.n * 4;
+        let out = out
+            .get_mut(..len * row_bytes)
+            .ok_or_else(|| internal("OutputCoordinatesTensor shorter than its rows"))?;
+        let merged = Nest::merged(&self.input.sizes, [&self.input.strides]);
+        let unmerged = Nest::unmerged(&self.input.sizes, [&self.input.strides]);
+        let block = (BLOCK_BYTES / T::SIZE).max(GROUP);
+        let blocks = len.div_ceil(block);
+        let range = |b: usize| (b * block, ((b + 1) * block).min(len));
+        // Streamed when the rows could outgrow the caches.
+        let stream = out.len() >= STREAM_MIN_BYTES;
+        let workers = if len >= PARALLEL_MIN_ELEMENTS {
+            threads().min(blocks)
+        } else {
+            1
+        };
+        // A packed input is read once: its nonzero masks, kept per block, give the count and
+        // then the rows. A strided one is read twice (counted, then rows written).
+        let packed_input = self.input.is_packed();
+        let count_block = |start: usize, end: usize, bitmap: &mut Vec<u64>| {
+            if packed_input {
+                self.block_masks::<T>(start, end, bitmap)
+            } else {
+                self.count::<T>(&merged, start, end)
+            }
+        };
+        let write_block = |start: usize, end: usize, bitmap: &[u64], region: &mut [u8]| {
+            let source = if packed_input {
+                Source::Bitmap(bitmap)
+            } else {
+                Source::Input
+            };
+            self.write_rows::<T>(&unmerged, start, end, region, stream, source);
+        };
+        if workers <= 1 {
+            let mut total = 0;
+            let mut bitmap = Vec::new();
+            for b in 0..blocks {
+                let (start, end) = range(b);
+                let count = count_block(start, end, &mut bitmap);
+                let region = &mut out[total * row_bytes..(total + count) * row_bytes];
+                write_block(start, end, &bitmap, region);
+                total += count;
+            }
+            return Ok(total);
+        }
+
+        let next = AtomicUsize::new(0);
+        let ends: Vec<AtomicUsize> = (0..blocks).map(|_| AtomicUsize::new(NOT_READY)).collect();
+        let failed = AtomicBool::new(false);
+        let shared = SharedBytes::new(out);
+        rayon::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|_| {
+                    // A panicking worker would leave the others waiting for its prefix.
+                    let _guard = FailOnPanic(&failed);
+                    let mut bitmap = Vec::new();
+                    loop {
+                        let b = next.fetch_add(1, Ordering::Relaxed);
+                        if b >= blocks {
+                            return;
+                        }
+                        let (start, end) = range(b);
+                        let count = count_block(start, end, &mut bitmap);
+                        let first = if b == 0 {
+                            0
+                        } else {
+                            match wait_for(&ends[b - 1], &failed) {
+                                Some(end) => end,
+                                None => return,
+                            }
+                        };
+                        ends[b].store(first + count, Ordering::Release);
+                        let region = shared.region(first * row_bytes, count * row_bytes);
+                        // SAFETY: `region` lies inside `out` (checked by `SharedBytes::region`)
+                        // and is handed to this block alone: the blocks' row ranges
+                        // `first..first + count` are consecutive prefix sums of their counts,
+                        // so they are disjoint, and each block is claimed once.
+                        let region =
+                            unsafe { std::slice::from_raw_parts_mut(region, count * row_bytes) };
+                        write_block(start, end, &bitmap, region);
+                    }
+                });
+            }
+        });
+        if failed.load(Ordering::Relaxed) {
+            return Err(internal("a NonZeroCoordinates worker failed"));
+        }
+        Ok(ends[blocks - 1].load(Ordering::Acquire))
+    }
+
+    /// Strided rows: counts per range first, then writes each range's rows, packed, where the
+    /// counts before it end, and scatters them through the strides.
+    fn run_two_passes<T: Zero>(&self, out: &mut [u8]) -> Result<usize, BackendError> {
         let len = self.input.count;
         let parallel = len >= PARALLEL_MIN_ELEMENTS;
         let chunk = TASK_ELEMENTS.max(len.div_ceil(8 * threads()));
@@ -95,7 +217,6 @@ impl Job<'_> {
         let unmerged = Nest::unmerged(&self.input.sizes, [&self.input.strides]);
         let row_bytes = self.n * 4;
         write_packed(&rows, out, |packed| {
-            // Each range writes its rows where the counts before it end.
             let mut slices = Vec::with_capacity(counts.len());
             let mut rest = packed;
             for &c in &counts {
@@ -105,7 +226,8 @@ impl Job<'_> {
             }
             let write = |(i, slice): (usize, &mut [u8])| {
                 let start = i * chunk;
-                self.write_rows::<T>(&unmerged, start, (start + chunk).min(len), slice);
+                let end = (start + chunk).min(len);
+                self.write_rows::<T>(&unmerged, start, end, slice, false, Source::Input);
             };
             if parallel {
                 slices.into_par_iter().enumerate().for_each(write);
@@ -117,16 +239,35 @@ impl Job<'_> {
         Ok(total)
     }
 
+    /// The nonzero masks of elements `start..end` of a packed input into `bitmap` (bit `j` of
+    /// word `w` for element `start + 64 w + j`); returns how many are nonzero.
+    fn block_masks<T: Zero>(&self, start: usize, end: usize, bitmap: &mut Vec<u64>) -> usize {
+        let len = end - start;
+        let bytes = &self.data[start * T::SIZE..end * T::SIZE];
+        let whole = len / GROUP;
+        bitmap.clear();
+        bitmap.resize(len.div_ceil(GROUP), 0);
+        let (full, tail) = bitmap.split_at_mut(whole);
+        group_masks::<T>(bytes, full);
+        if let Some(last) = tail.first_mut() {
+            for (j, e) in bytes[whole * GROUP * T::SIZE..]
+                .chunks_exact(T::SIZE)
+                .enumerate()
+            {
+                *last |= u64::from(T::read(e).is_nonzero()) << j;
+            }
+        }
+        bitmap.iter().map(|m| m.count_ones() as usize).sum()
+    }
+
     /// Nonzero elements among `start..end` (row-major).
     fn count<T: Zero>(&self, nest: &Nest<1>, start: usize, end: usize) -> usize {
         let [step] = nest.inner_strides();
         let mut count = 0;
         nest.rows(start, end, |_, [offset], len, _| {
             if step == 1 {
-                count += self.data[offset * T::SIZE..(offset + len) * T::SIZE]
-                    .chunks_exact(T::SIZE)
-                    .map(|e| usize::from(T::read(e).is_nonzero()))
-                    .sum::<usize>();
+                count +=
+                    count_contiguous::<T>(&self.data[offset * T::SIZE..(offset + len) * T::SIZE]);
             } else {
                 count += (0..len)
                     .filter(|j| T::read(&self.data[(offset + j * step) * T::SIZE..]).is_nonzero())
@@ -136,156 +277,421 @@ impl Job<'_> {
         count
     }
 
-    /// Writes the rows of the nonzero elements among `start..end` into `out`, packed.
-    fn write_rows<T: Zero>(&self, nest: &Nest<1>, start: usize, end: usize, out: &mut [u8]) {
+    /// Writes the rows of the nonzero elements among `start..end` into `out`, packed; `out`
+    /// holds exactly their rows.
+    fn write_rows<T: Zero>(
+        &self,
+        nest: &Nest<1>,
+        start: usize,
+        end: usize,
+        out: &mut [u8],
+        stream: bool,
+        source: Source<'_>,
+    ) {
         let n = self.n;
-        let row_len = n * 4;
         let rank = self.input.sizes.len();
         let dims = nest.dims();
         let walked = dims.len();
         let [step] = nest.inner_strides();
-        // Byte offset in a row of each input dimension's coordinate, if among the last `n`.
-        let column = |d: usize| (d + n).checked_sub(rank).map(|c| c * 4);
+        // The column in a row of each input dimension's coordinate, if among the last `n`.
+        let column = |d: usize| (d + n).checked_sub(rank);
         let varying = if walked == 0 {
             None
         } else {
             column(dims[walked - 1])
         };
-        let mut cursor = 0;
-        nest.rows(start, end, |_, [offset], len, coords| {
-            // The row of the run's first element, little-endian; only the innermost walked
-            // coordinate varies along the run.
-            let mut row = [0u8; ROW_BYTES];
+        let mut stage = Stage::new(out, n, varying, stream);
+        nest.rows(start, end, |flat, [offset], len, coords| {
+            // The row of the run's first element; only the innermost walked coordinate varies
+            // along the run.
+            let mut row = [[0u8; 4]; MAX_DIMS];
             for (i, &d) in dims.iter().enumerate() {
-                if let Some(at) = column(d) {
-                    row[at..at + 4].copy_from_slice(&(coords[i] as u32).to_le_bytes());
+                if let Some(c) = column(d) {
+                    row[c] = (coords[i] as u32).to_le_bytes();
                 }
             }
             let first = if walked == 0 { 0 } else { coords[walked - 1] };
-            let mut at = cursor;
-            if step == 1 {
-                // Blocks with no nonzero element (found by a vectorisable count) are skipped.
-                let bytes = &self.data[offset * T::SIZE..(offset + len) * T::SIZE];
-                for (b, block) in bytes.chunks(SKIP_BLOCK * T::SIZE).enumerate() {
-                    let nonzero = block
-                        .chunks_exact(T::SIZE)
-                        .map(|e| usize::from(T::read(e).is_nonzero()))
-                        .sum::<usize>();
-                    if nonzero == 0 {
-                        continue;
+            if let Source::Bitmap(bitmap) = source {
+                // The masks of the run's elements, up to 64 at a time.
+                let mut j = 0;
+                while j < len {
+                    let n = (len - j).min(GROUP);
+                    let mask = bits_at(bitmap, flat - start + j, n);
+                    if mask != 0 {
+                        stage.emit(&row, mask, first + j);
                     }
-                    let block_first = first + b * SKIP_BLOCK;
-                    let room = out.len().saturating_sub(at + nonzero * row_len);
-                    let dense = nonzero * 16 >= block.len() / T::SIZE;
-                    if dense && row_len <= 16 && room >= 16 {
-                        dense_block::<T, 16>(
-                            block,
-                            out,
-                            &mut at,
-                            &row,
-                            row_len,
-                            varying,
-                            block_first,
-                        );
-                    } else if dense && row_len <= 32 && room >= 32 {
-                        dense_block::<T, 32>(
-                            block,
-                            out,
-                            &mut at,
-                            &row,
-                            row_len,
-                            varying,
-                            block_first,
-                        );
-                    } else if dense && room >= ROW_BYTES {
-                        dense_block::<T, ROW_BYTES>(
-                            block,
-                            out,
-                            &mut at,
-                            &row,
-                            row_len,
-                            varying,
-                            block_first,
-                        );
-                    } else {
-                        for (j, e) in block.chunks_exact(T::SIZE).enumerate() {
-                            if T::read(e).is_nonzero() {
-                                emit_row(out, &mut at, &row, row_len, varying, block_first + j);
-                            }
+                    j += n;
+                }
+            } else if step == 1 {
+                // 64 elements at a time: their nonzero flags as a bit mask, then a row per set
+                // bit (no branch per element).
+                let bytes = &self.data[offset * T::SIZE..(offset + len) * T::SIZE];
+                let full = len / GROUP * GROUP * T::SIZE;
+                let mut masks = [0u64; MASKS];
+                for (c, piece) in bytes[..full].chunks(MASKS * GROUP * T::SIZE).enumerate() {
+                    let count = piece.len() / (GROUP * T::SIZE);
+                    group_masks::<T>(piece, &mut masks[..count]);
+                    for (g, &mask) in masks[..count].iter().enumerate() {
+                        if mask != 0 {
+                            stage.emit(&row, mask, first + (c * MASKS + g) * GROUP);
                         }
+                    }
+                }
+                let tail_first = first + (len / GROUP) * GROUP;
+                for (j, e) in bytes[full..].chunks_exact(T::SIZE).enumerate() {
+                    if T::read(e).is_nonzero() {
+                        stage.emit(&row, 1, tail_first + j);
                     }
                 }
             } else {
                 for j in 0..len {
                     if T::read(&self.data[(offset + j * step) * T::SIZE..]).is_nonzero() {
-                        emit_row(out, &mut at, &row, row_len, varying, first + j);
+                        stage.emit(&row, 1, first + j);
                     }
                 }
             }
-            cursor = at;
         });
+        stage.finish();
     }
 }
 
-/// Writes the rows of a block of elements without branching on each element (for blocks
-/// dense enough that branches would mispredict): every element's row is written at `*at`,
-/// and `*at` advances only past those of nonzero elements, so a zero element's row is
-/// overwritten by the next one. The caller guarantees `COPY` bytes of room past the block's
-/// last row, and `row_len <= COPY`.
+/// Nonzero elements of contiguous `bytes`.
+///
+/// On x86-64 the loop is compiled a second time for AVX2, used when the CPU has it.
+#[inline]
+fn count_contiguous<T: Zero>(bytes: &[u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::has_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { count_contiguous_avx2::<T>(bytes) };
+    }
+    count_contiguous_generic::<T>(bytes)
+}
+
+/// [`count_contiguous_generic`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn count_contiguous_avx2<T: Zero>(bytes: &[u8]) -> usize {
+    count_contiguous_generic::<T>(bytes)
+}
+
+/// The body of [`count_contiguous`]: 32-bit counters (vector lanes as wide as the elements),
+/// summed per piece of at most 2^20 elements.
 #[inline(always)]
-fn dense_block<T: Zero, const COPY: usize>(
-    block: &[u8],
-    out: &mut [u8],
-    at: &mut usize,
-    row: &[u8; ROW_BYTES],
-    row_len: usize,
-    varying: Option<usize>,
-    first: usize,
-) {
-    let template: [u8; COPY] = std::array::from_fn(|i| row[i]);
-    let mut position = *at;
-    for (j, e) in block.chunks_exact(T::SIZE).enumerate() {
-        let dst = &mut out[position..position + COPY];
-        dst.copy_from_slice(&template);
-        // The varying coordinate is stored into the output, not into the template, so that
-        // no load waits on a narrower store.
-        if let Some(v) = varying {
-            dst[v..v + 4].copy_from_slice(&((first + j) as u32).to_le_bytes());
+fn count_contiguous_generic<T: Zero>(bytes: &[u8]) -> usize {
+    bytes
+        .chunks((1 << 20) * T::SIZE)
+        .map(|piece| {
+            piece
+                .chunks_exact(T::SIZE)
+                .fold(0u32, |n, e| n + u32::from(T::read(e).is_nonzero())) as usize
+        })
+        .sum()
+}
+
+/// Masks computed at a time for a contiguous run of a strided input.
+const MASKS: usize = 16;
+
+/// Where [`Job::write_rows`] finds which elements are nonzero.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// The block's masks ([`Job::block_masks`]).
+    Bitmap(&'a [u64]),
+    /// The input itself.
+    Input,
+}
+
+/// The `n <= 64` bits of `bitmap` from bit `at` on.
+#[inline]
+fn bits_at(bitmap: &[u64], at: usize, n: usize) -> u64 {
+    let (word, shift) = (at / 64, at % 64);
+    let mut bits = bitmap[word] >> shift;
+    if shift != 0 {
+        if let Some(&next) = bitmap.get(word + 1) {
+            bits |= next << (64 - shift);
         }
-        position += row_len * usize::from(T::read(e).is_nonzero());
     }
-    *at = position;
+    if n < 64 {
+        bits & ((1 << n) - 1)
+    } else {
+        bits
+    }
 }
 
-/// Room for a row of [`MAX_DIMS`] coordinates.
-const ROW_BYTES: usize = MAX_DIMS * 4;
-
-/// Writes `row` (its first `row_len` bytes, with `coordinate` at byte `varying`) at `*at` in
-/// `out` and advances `*at`. Where `out` has room, the whole fixed-size buffer is copied (a
-/// constant-size copy); the bytes past the row are overwritten by the rows that follow.
-#[inline(always)]
-fn emit_row(
-    out: &mut [u8],
-    at: &mut usize,
-    row: &[u8; ROW_BYTES],
-    row_len: usize,
-    varying: Option<usize>,
-    coordinate: usize,
-) {
-    let start = *at;
-    let dst = if out.len().saturating_sub(start) >= ROW_BYTES {
-        let dst = &mut out[start..start + ROW_BYTES];
-        dst.copy_from_slice(row);
-        dst
-    } else {
-        let dst = &mut out[start..start + row_len];
-        dst.copy_from_slice(&row[..row_len]);
-        dst
-    };
-    if let Some(v) = varying {
-        dst[v..v + 4].copy_from_slice(&(coordinate as u32).to_le_bytes());
+/// The nonzero masks of the `masks.len()` whole groups at the start of `bytes`: with AVX2
+/// compares where the CPU has them ([`nonzero_masks`]), else [`nonzero_mask`] per group.
+#[inline]
+fn group_masks<T: Zero>(bytes: &[u8], masks: &mut [u64]) {
+    if !nonzero_masks(bytes, T::SIZE, T::SIGNIFICANT, masks) {
+        for (mask, group) in masks.iter_mut().zip(bytes.chunks_exact(GROUP * T::SIZE)) {
+            *mask = nonzero_mask::<T>(group);
+        }
     }
-    *at = start + row_len;
+}
+
+/// The nonzero flags of the [`GROUP`] elements of `group` as a bit mask (bit `j` for element
+/// `j`): flags as bytes (a vectorisable loop), gathered eight at a time by a multiplication.
+#[inline(always)]
+fn nonzero_mask<T: Zero>(group: &[u8]) -> u64 {
+    let mut flags = [0u8; GROUP];
+    for (flag, e) in flags.iter_mut().zip(group.chunks_exact(T::SIZE)) {
+        *flag = u8::from(T::read(e).is_nonzero());
+    }
+    let mut mask = 0u64;
+    for (i, eight) in flags.chunks_exact(8).enumerate() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(eight);
+        // Byte k (0 or 1) lands in bit 56 + k; no two partial products share a bit.
+        let bits = u64::from_le_bytes(word).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= bits << (8 * i);
+    }
+    mask
+}
+
+/// Bytes of rows gathered before they are copied out.
+const STAGE_BYTES: usize = 8192;
+
+/// Groups with at least this many nonzero elements compute their coordinates without a branch
+/// per bit ([`compress`]).
+const DENSE_GROUP: usize = 8;
+
+/// Rows gathered in a small buffer (in L1) and copied to their place in large pieces, with
+/// non-temporal stores when `stream`.
+struct Stage<'a> {
+    out: &'a mut [u8],
+    written: usize,
+    buffer: [u8; STAGE_BYTES],
+    len: usize,
+    /// Coordinates per row.
+    n: usize,
+    /// The column of the varying coordinate (`usize::MAX` when none varies).
+    varying: usize,
+    stream: bool,
+}
+
+impl<'a> Stage<'a> {
+    fn new(out: &'a mut [u8], n: usize, varying: Option<usize>, stream: bool) -> Stage<'a> {
+        Stage {
+            out,
+            written: 0,
+            buffer: [0; STAGE_BYTES],
+            len: 0,
+            n,
+            varying: varying.unwrap_or(usize::MAX),
+            stream,
+        }
+    }
+
+    /// Appends a row per set bit `j` of `mask` (a [`GROUP`]'s flags): `row` with `first + j`
+    /// in its varying column.
+    #[inline(always)]
+    fn emit(&mut self, row: &[[u8; 4]; MAX_DIMS], mask: u64, first: usize) {
+        let bytes = mask.count_ones() as usize * self.n * 4;
+        if self.len + bytes > STAGE_BYTES {
+            self.flush(false);
+        }
+        let out = &mut self.buffer[self.len..self.len + bytes];
+        self.len += bytes;
+        let (varying, first) = (self.varying, first as u32);
+        match self.n {
+            1 => emit_rows::<1>(out, row, varying, mask, first),
+            2 => emit_rows::<2>(out, row, varying, mask, first),
+            3 => emit_rows::<3>(out, row, varying, mask, first),
+            4 => emit_rows::<4>(out, row, varying, mask, first),
+            5 => emit_rows::<5>(out, row, varying, mask, first),
+            6 => emit_rows::<6>(out, row, varying, mask, first),
+            7 => emit_rows::<7>(out, row, varying, mask, first),
+            8 => emit_rows::<8>(out, row, varying, mask, first),
+            _ => emit_rows::<MAX_DIMS>(out, row, varying, mask, first),
+        }
+    }
+
+    /// Copies the gathered rows out: all of them, or (`all` false) as many as end on a
+    /// 64-byte boundary of `out`'s memory, so that streamed pieces join up.
+    fn flush(&mut self, all: bool) {
+        let mut n = self.len;
+        if !all {
+            let end = self.out.as_ptr() as usize + self.written + n;
+            n -= (end % 64).min(n);
+        }
+        copy_streaming(
+            &mut self.out[self.written..self.written + n],
+            &self.buffer[..n],
+            self.stream,
+        );
+        self.written += n;
+        self.buffer.copy_within(n..self.len, 0);
+        self.len -= n;
+    }
+
+    /// Copies out what is left.
+    ///
+    /// # Panics
+    /// If the rows did not fill `out` exactly (the count and the rows disagree).
+    fn finish(mut self) {
+        self.flush(true);
+        if self.stream {
+            stream_fence();
+        }
+        assert_eq!(
+            self.written,
+            self.out.len(),
+            "NonZeroCoordinates rows miscounted"
+        );
+    }
+}
+
+/// Writes into `out` (room for exactly one row per set bit of `mask`) the rows of `N`
+/// coordinates of the set bits `j` of `mask`: `row` with `first + j` in column `varying`.
+///
+/// `N` is a constant, so every row is a fixed-size copy of the template plus one 4-byte store
+/// of its coordinate.
+#[inline(always)]
+fn emit_rows<const N: usize>(
+    out: &mut [u8],
+    row: &[[u8; 4]; MAX_DIMS],
+    varying: usize,
+    mask: u64,
+    first: u32,
+) {
+    let template = &row.as_flattened()[..4 * N];
+    if varying < N {
+        let at = 4 * varying;
+        for_each_row::<N>(out, mask, first, |dst, coordinate| {
+            dst.copy_from_slice(template);
+            dst[at..at + 4].copy_from_slice(&coordinate.to_le_bytes());
+        });
+    } else {
+        for_each_row::<N>(out, mask, first, |dst, _| dst.copy_from_slice(template));
+    }
+}
+
+/// Calls `write(row, first + j)` for each set bit `j` of `mask`, in increasing order, with the
+/// consecutive `4 * N`-byte rows of `out`. Dense masks have their coordinates computed first
+/// ([`compress`]), so that the row loop is a counted loop with no branch per bit.
+#[inline(always)]
+fn for_each_row<const N: usize>(
+    out: &mut [u8],
+    mask: u64,
+    first: u32,
+    write: impl Fn(&mut [u8], u32),
+) {
+    let rows = out.chunks_exact_mut(4 * N);
+    if rows.len() >= DENSE_GROUP {
+        let mut coordinates = [0u32; GROUP + 8];
+        let count = compress(mask, first, &mut coordinates);
+        for (dst, &coordinate) in rows.zip(&coordinates[..count]) {
+            write(dst, coordinate);
+        }
+    } else {
+        let mut mask = mask;
+        for dst in rows {
+            write(dst, first.wrapping_add(mask.trailing_zeros()));
+            mask &= mask.wrapping_sub(1);
+        }
+    }
+}
+
+/// For each byte value, the positions of its set bits, lowest first (unused slots 0).
+const SET_BITS: [[u8; 8]; 256] = {
+    let mut table = [[0u8; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (mut bit, mut k) = (0, 0);
+        while bit < 8 {
+            if (byte >> bit) & 1 == 1 {
+                table[byte][k] = bit as u8;
+                k += 1;
+            }
+            bit += 1;
+        }
+        byte += 1;
+    }
+    table
+};
+
+/// The coordinates `first + j` of the set bits `j` of `mask`, in increasing order, written
+/// to the start of `out`; returns how many. Eight bits at a time: eight slots are written
+/// from a table and the end moves by the byte's bit count (the extra slots are overwritten
+/// or ignored), so there is no branch per bit.
+#[inline(always)]
+fn compress(mask: u64, first: u32, out: &mut [u32; GROUP + 8]) -> usize {
+    let mut count = 0;
+    for (i, byte) in mask.to_le_bytes().into_iter().enumerate() {
+        let base = first.wrapping_add(8 * i as u32);
+        let slots = &mut out[count..count + 8];
+        for (slot, &bit) in slots.iter_mut().zip(&SET_BITS[usize::from(byte)]) {
+            *slot = base.wrapping_add(u32::from(bit));
+        }
+        count += byte.count_ones() as usize;
+    }
+    count
+}
+
+/// A byte buffer whose disjoint regions are written by several threads.
+struct SharedBytes {
+    start: *mut u8,
+    len: usize,
+}
+
+// SAFETY: `SharedBytes` only hands out pointers; the code that turns them into slices makes
+// sure no two threads get overlapping regions.
+unsafe impl Sync for SharedBytes {}
+
+impl SharedBytes {
+    fn new(bytes: &mut [u8]) -> SharedBytes {
+        SharedBytes {
+            start: bytes.as_mut_ptr(),
+            len: bytes.len(),
+        }
+    }
+
+    /// The start of `len` bytes at `offset`.
+    ///
+    /// # Panics
+    /// If they are not inside the buffer.
+    fn region(&self, offset: usize, len: usize) -> *mut u8 {
+        assert!(
+            offset.checked_add(len).is_some_and(|end| end <= self.len),
+            "region outside the buffer"
+        );
+        // SAFETY: `offset <= self.len`, so the pointer stays inside (or one past) the buffer.
+        unsafe { self.start.add(offset) }
+    }
+}
+
+/// Sets its flag when dropped during a panic.
+struct FailOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for FailOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Waits until `slot` is published and returns it, or `None` when `failed` is set first.
+fn wait_for(slot: &AtomicUsize, failed: &AtomicBool) -> Option<usize> {
+    let mut spins = 0u32;
+    loop {
+        let value = slot.load(Ordering::Acquire);
+        if value != NOT_READY {
+            return Some(value);
+        }
+        if failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        spins = spins.saturating_add(1);
+        if spins < 256 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -517,6 +923,66 @@ mod tests {
     }
 
     #[test]
+    fn large_inputs_of_every_element_size() {
+        // 70001 elements of each size (1, 2 and 4 bytes), in two rows: whole 64-element groups in several blocks
+        // and workers, a partial last group, and signed zeros of the float types.
+        fn check<T: Scalar>(values: impl Fn(usize) -> (T, bool)) {
+            let count = 2 * 70_001;
+            let (data, flags): (Vec<T>, Vec<bool>) = (0..count).map(values).unzip();
+            let input = packed::<T>(&[2, 70_001], &data);
+            let (got, coordinates) = nonzero(
+                &input,
+                &[1, 1],
+                packed_coordinates(&[count as u32, 2]),
+                0x4100,
+            )
+            .unwrap();
+            let expected: Vec<Vec<u32>> = (0..count)
+                .filter(|&i| flags[i])
+                .map(|i| vec![(i / 70_001) as u32, (i % 70_001) as u32])
+                .collect();
+            assert_eq!(got as usize, expected.len(), "{}", T::TYPE);
+            assert_eq!(rows(&coordinates, got, 2), expected, "{}", T::TYPE);
+        }
+        let pattern = |i: usize| (i * 7919 + i / 300) % 11 < 3;
+        check::<u8>(|i| {
+            if pattern(i) {
+                ((i % 255 + 1) as u8, true)
+            } else {
+                (0, false)
+            }
+        });
+        check::<f16>(|i| {
+            if pattern(i) {
+                (f16::from_bits(0x8001 + (i % 7) as u16), true)
+            } else {
+                (f16::from_bits(0x8000 * (i % 2) as u16), false)
+            }
+        });
+        check::<i16>(|i| {
+            if pattern(i) {
+                ((i as i16) | 1, true)
+            } else {
+                (0, false)
+            }
+        });
+        check::<f32>(|i| {
+            if pattern(i) {
+                (f32::from_bits(0x8000_0001 + i as u32 % 5), true)
+            } else {
+                (if i % 2 == 0 { 0.0 } else { -0.0 }, false)
+            }
+        });
+        check::<u32>(|i| {
+            if pattern(i) {
+                (1 << (i % 32), true)
+            } else {
+                (0, false)
+            }
+        });
+    }
+
+    #[test]
     fn all_unit_sizes() {
         // Effective rank 0: N = 1, and the single row holds the last coordinate, 0.
         let input = packed::<i8>(&[1, 1, 1, 1], &[-4]);
@@ -615,6 +1081,91 @@ mod tests {
         }
         assert_eq!(got_count as usize, expected.len());
         assert_eq!(rows(&coordinates, got_count, 3), expected);
+    }
+
+    /// The rows of the nonzero elements of a packed tensor of `sizes`, last `n` coordinates.
+    fn naive_rows(values: &[f32], sizes: &[usize], n: usize) -> Vec<Vec<u32>> {
+        let rank = sizes.len();
+        let mut rows = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            if v.to_bits() & 0x7fff_ffff != 0 {
+                let mut coords = vec![0u32; rank];
+                let mut rest = i;
+                for d in (0..rank).rev() {
+                    coords[d] = (rest % sizes[d]) as u32;
+                    rest /= sizes[d];
+                }
+                let mut row = vec![0u32; n.saturating_sub(rank)];
+                row.extend_from_slice(&coords[rank.saturating_sub(n)..]);
+                rows.push(row);
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn single_pass_at_every_density_matches_a_naive_scan() {
+        // {1, 6, 4, 9000}: 216000 elements, many blocks and workers. Each of the 24 rows of 9000
+        // has its own density, from empty to full, so that mask groups are empty, sparse
+        // (the bit loop), dense (the table path) and full, with -0.0 and NaN mixed in.
+        let sizes = [1usize, 6, 4, 9000];
+        let count: usize = sizes.iter().product();
+        let percents = [0, 1, 3, 10, 12, 25, 50, 75, 90, 99, 100];
+        let mut x: u64 = 7;
+        let values: Vec<f32> = (0..count)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let percent = percents[(i / sizes[3]) % percents.len()];
+                if (x >> 33) % 100 < percent {
+                    match (x >> 20) % 50 {
+                        0 => f32::NAN,
+                        _ => 1.0 + (x >> 40) as f32,
+                    }
+                } else if (x >> 20) & 1 == 0 {
+                    -0.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let sizes32: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
+        let input = packed::<f32>(&sizes32, &values);
+        for n in [3usize, 4] {
+            let (got, coordinates) = nonzero(
+                &input,
+                &[1, 1, 1, 1],
+                packed_coordinates(&[1, 1, count as u32, n as u32]),
+                0x4000,
+            )
+            .unwrap();
+            let expected = naive_rows(&values, &sizes, n);
+            assert_eq!(got as usize, expected.len(), "N = {n}");
+            assert_eq!(rows(&coordinates, got, n), expected, "N = {n}");
+            // Rows past the count keep the poison.
+            assert!(coordinates.data[got as usize * n * 4..]
+                .iter()
+                .all(|&b| b == 0xAB));
+        }
+
+        // The same through a strided coordinates tensor (the two-pass path): rows padded to 4.
+        let strided_desc = TensorDesc::with_strides(
+            DataType::Uint32,
+            &[1, 1, count as u32, 3],
+            Some(&[0, 0, 4, 1]),
+        )
+        .unwrap();
+        let (got, coordinates) = nonzero(&input, &[1, 1, 1, 1], strided_desc, 0x4000).unwrap();
+        let expected = naive_rows(&values, &sizes, 3);
+        assert_eq!(got as usize, expected.len());
+        let words = elements::<u32>(&coordinates);
+        let strided_rows: Vec<Vec<u32>> = words
+            .chunks(3)
+            .take(got as usize)
+            .map(<[u32]>::to_vec)
+            .collect();
+        assert_eq!(strided_rows, expected);
     }
 
     #[test]

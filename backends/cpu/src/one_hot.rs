@@ -6,7 +6,7 @@
 //! OnValue where its Axis coordinate equals its sequence's position, OffValue elsewhere.
 
 use crate::element::{Bits, Element, OneHotIndex};
-use crate::parallel::{for_each_chunk_mut, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::parallel::{for_each_chunk_mut, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::strided::{internal, write_packed, Layout, Nest};
 use opconform_backend::{BackendError, DataType, Level, OneHotDesc, Tensor};
 
@@ -164,57 +164,68 @@ pub(crate) fn fill_bytes(
     })
 }
 
-/// The packed one-hot fill for one element size.
+/// The packed one-hot fill for one element size: the output is cut into tasks of
+/// [`TASK_ELEMENTS`] elements, run in parallel when the output is large.
+///
+/// (Non-temporal stores, as NonZeroCoordinates uses, were measured too: no faster here, where
+/// the write is a plain stream of full cache lines.)
 fn fill<V: Element>(positions: &[u32], shape: OneHotShape, on: V, off: V, out: &mut [u8]) {
-    let OneHotShape {
-        outer,
-        depth,
-        inner,
-    } = shape;
     if out.is_empty() {
         return;
     }
     let parallel = out.len() / V::SIZE >= PARALLEL_MIN_ELEMENTS;
-    if inner == 1 && outer >= 4 * threads() {
-        // Sequences are contiguous: fill each with OffValue, then place its OnValue.
-        let sequence_bytes = depth * V::SIZE;
-        let per_task = (TASK_ELEMENTS / depth).max(1);
-        for_each_chunk_mut(out, per_task * sequence_bytes, parallel, |c, chunk| {
-            let first = c * per_task;
-            for (s, sequence) in chunk.chunks_exact_mut(sequence_bytes).enumerate() {
-                for dst in sequence.chunks_exact_mut(V::SIZE) {
-                    off.write(dst);
-                }
-                let position = positions[first + s];
-                if position != NO_POSITION {
-                    let at = position as usize * V::SIZE;
-                    on.write(&mut sequence[at..]);
-                }
+    for_each_chunk_mut(out, TASK_ELEMENTS * V::SIZE, parallel, |c, chunk| {
+        fill_range(positions, shape, on, off, c * TASK_ELEMENTS, chunk);
+    });
+}
+
+/// Writes the one-hot output's elements from row-major index `first` on, as many as `out`
+/// holds: runs of OffValue with the OnValue placed where a sequence's position falls.
+#[inline]
+fn fill_range<V: Element>(
+    positions: &[u32],
+    shape: OneHotShape,
+    on: V,
+    off: V,
+    first: usize,
+    out: &mut [u8],
+) {
+    let OneHotShape { depth, inner, .. } = shape;
+    let mut rest = out;
+    if inner == 1 {
+        // Contiguous sequences: element s * depth + a.
+        let (mut s, mut a) = (first / depth, first % depth);
+        while !rest.is_empty() {
+            let n = (depth - a).min(rest.len() / V::SIZE);
+            let (run, tail) = std::mem::take(&mut rest).split_at_mut(n * V::SIZE);
+            for dst in run.chunks_exact_mut(V::SIZE) {
+                off.write(dst);
             }
-        });
+            let position = positions[s] as usize;
+            if (a..a + n).contains(&position) {
+                on.write(&mut run[(position - a) * V::SIZE..]);
+            }
+            (rest, s, a) = (tail, s + 1, 0);
+        }
         return;
     }
-    // General case: rows of `inner` elements, one per (outer, axis) pair.
-    let row_bytes = inner * V::SIZE;
-    let rows_per_task = (TASK_ELEMENTS / inner).max(1);
-    for_each_chunk_mut(out, rows_per_task * row_bytes, parallel, |c, chunk| {
-        let first_row = c * rows_per_task;
-        let mut o = first_row / depth;
-        let mut a = first_row % depth;
-        for row in chunk.chunks_exact_mut(row_bytes) {
-            let sequence_positions = &positions[o * inner..(o + 1) * inner];
-            let here = a as u32;
-            for (dst, &position) in row.chunks_exact_mut(V::SIZE).zip(sequence_positions) {
-                let value = if position == here { on } else { off };
-                value.write(dst);
-            }
-            a += 1;
-            if a == depth {
-                a = 0;
-                o += 1;
-            }
+    // Rows of `inner` elements, one per (outer, axis) pair: element (o * depth + a) * inner + x.
+    let row = first / inner;
+    let (mut o, mut a, mut x) = (row / depth, row % depth, first % inner);
+    while !rest.is_empty() {
+        let n = (inner - x).min(rest.len() / V::SIZE);
+        let (run, tail) = std::mem::take(&mut rest).split_at_mut(n * V::SIZE);
+        let here = a as u32;
+        let run_positions = &positions[o * inner + x..o * inner + x + n];
+        for (dst, &position) in run.chunks_exact_mut(V::SIZE).zip(run_positions) {
+            let value = if position == here { on } else { off };
+            value.write(dst);
         }
-    });
+        (rest, x, a) = (tail, 0, a + 1);
+        if a == depth {
+            (a, o) = (0, o + 1);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,264 @@
+//! Run-time selection of instruction sets for the hot loops.
+//!
+//! The crate is built for the baseline target (SSE2 on x86-64), so that its binary runs
+//! anywhere. The hottest loops are written once, as `#[inline(always)]` generic bodies, and
+//! instantiated a second time inside `#[target_feature(enable = "avx2")]` wrappers; callers pick
+//! the wrapper when [`has_avx2`] says the CPU supports it. Results are identical: the bodies
+//! are integer code, and only the width of the vectors the compiler emits differs.
+//!
+//! Setting [`BASELINE_ENV`] (`OPCONFORM_CPU_BASELINE=1`) keeps every loop on the baseline
+//! variant, to test or time it on a machine with AVX2.
+
+/// The environment variable that disables the AVX2 variants when set to anything but `0`.
+pub const BASELINE_ENV: &str = "OPCONFORM_CPU_BASELINE";
+
+/// True when the AVX2 variants are to run: the CPU supports AVX2 and [`BASELINE_ENV`] is not
+/// set (both read once, then a relaxed atomic load).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn has_avx2() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static STATE: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 no, 2 yes
+    match STATE.load(Ordering::Relaxed) {
+        0 => {
+            let baseline =
+                std::env::var_os(BASELINE_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+            let yes = !baseline && std::is_x86_feature_detected!("avx2");
+            STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
+        state => state == 2,
+    }
+}
+
+/// Outputs at least this large are written with non-temporal stores ([`copy_streaming`]):
+/// they do not fit the caches, so caching their lines only costs reads.
+pub(crate) const STREAM_MIN_BYTES: usize = 16 << 20;
+
+/// Copies `src` into `dst` (of the same length). With `stream` on x86-64, the 16-byte-aligned
+/// middle of `dst` is written with non-temporal stores, which bypass the caches: for outputs
+/// far larger than the caches they spare the read-for-ownership of every line written, which
+/// otherwise doubles the memory traffic of a write. Call [`stream_fence`] before the written
+/// memory is handed to another thread.
+///
+/// # Panics
+/// If the lengths differ.
+#[inline]
+pub(crate) fn copy_streaming(dst: &mut [u8], src: &[u8], stream: bool) {
+    assert_eq!(dst.len(), src.len(), "copy_streaming: lengths differ");
+    #[cfg(target_arch = "x86_64")]
+    if stream {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let head = dst.as_ptr().align_offset(16).min(dst.len());
+        let (dst_head, dst_rest) = dst.split_at_mut(head);
+        let (src_head, src_rest) = src.split_at(head);
+        dst_head.copy_from_slice(src_head);
+        let body = dst_rest.len() & !15;
+        for i in (0..body).step_by(16) {
+            // SAFETY: `i + 16 <= body <= dst_rest.len() == src_rest.len()`, so both 16-byte
+            // accesses are in bounds; `dst_rest` starts 16-byte aligned and `i` is a multiple of
+            // 16, as the non-temporal store requires; the load is unaligned. SSE2 is part of
+            // the x86-64 baseline.
+            unsafe {
+                let v = _mm_loadu_si128(src_rest.as_ptr().add(i).cast::<__m128i>());
+                _mm_stream_si128(dst_rest.as_mut_ptr().add(i).cast::<__m128i>(), v);
+            }
+        }
+        dst_rest[body..].copy_from_slice(&src_rest[body..]);
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = stream;
+    dst.copy_from_slice(src);
+}
+
+/// Orders the non-temporal stores of [`copy_streaming`] before every later store (`sfence`).
+#[inline]
+pub(crate) fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` has no preconditions; SSE is part of the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_sfence();
+    }
+}
+
+/// Elements per nonzero mask of [`nonzero_masks`].
+pub(crate) const MASK_GROUP: usize = 64;
+
+/// Sets `masks[g]` to the nonzero mask of group `g` of `bytes` (bit `j` set when element
+/// `g * 64 + j` has one of the `significant` bits set), for the `masks.len()` whole groups of
+/// elements of `size` bytes at the start of `bytes`, using AVX2 compare-and-movemask.
+/// Returns false, touching nothing, where that is not available (no AVX2, an element size
+/// other than 1, 2, 4 or 8): the caller then computes the masks itself.
+///
+/// # Panics
+/// If `bytes` is shorter than `masks.len() * 64 * size`.
+#[inline]
+pub(crate) fn nonzero_masks(
+    bytes: &[u8],
+    size: usize,
+    significant: u64,
+    masks: &mut [u64],
+) -> bool {
+    assert!(
+        bytes.len() >= masks.len() * MASK_GROUP * size,
+        "nonzero_masks: too few bytes"
+    );
+    #[cfg(target_arch = "x86_64")]
+    if matches!(size, 1 | 2 | 4 | 8) && has_avx2() {
+        // SAFETY: the CPU supports AVX2 (checked just above) and `bytes` holds the groups
+        // (asserted above).
+        unsafe { nonzero_masks_avx2(bytes, size, significant, masks) };
+        return true;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = significant;
+    false
+}
+
+/// The AVX2 body of [`nonzero_masks`].
+///
+/// # Safety
+/// The CPU must support AVX2, and `bytes` must hold `masks.len() * 64 * size` bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn nonzero_masks_avx2(bytes: &[u8], size: usize, significant: u64, masks: &mut [u64]) {
+    use std::arch::x86_64::*;
+    let zero = _mm256_setzero_si256();
+    let group_bytes = MASK_GROUP * size;
+    for (g, mask) in masks.iter_mut().enumerate() {
+        // The 32-byte vectors at `base + at` are inside the group, in bounds by the contract.
+        let base = bytes.as_ptr().add(g * group_bytes);
+        // Bits set for the zero elements, then inverted.
+        let mut zeros = 0u64;
+        match size {
+            1 => {
+                let bits = _mm256_set1_epi8(significant as u8 as i8);
+                for k in 0..2 {
+                    let z = _mm256_cmpeq_epi8(
+                        _mm256_and_si256(
+                            _mm256_loadu_si256(base.add(32 * k).cast::<__m256i>()),
+                            bits,
+                        ),
+                        zero,
+                    );
+                    zeros |= u64::from(_mm256_movemask_epi8(z) as u32) << (32 * k);
+                }
+            }
+            2 => {
+                let bits = _mm256_set1_epi16(significant as u16 as i16);
+                for k in 0..2 {
+                    let a = _mm256_cmpeq_epi16(
+                        _mm256_and_si256(
+                            _mm256_loadu_si256(base.add(64 * k).cast::<__m256i>()),
+                            bits,
+                        ),
+                        zero,
+                    );
+                    let b = _mm256_cmpeq_epi16(
+                        _mm256_and_si256(
+                            _mm256_loadu_si256(base.add(64 * k + 32).cast::<__m256i>()),
+                            bits,
+                        ),
+                        zero,
+                    );
+                    // Packing interleaves the 128-bit halves: a.lo b.lo a.hi b.hi; restore order.
+                    let packed =
+                        _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(a, b));
+                    zeros |= u64::from(_mm256_movemask_epi8(packed) as u32) << (32 * k);
+                }
+            }
+            4 => {
+                let bits = _mm256_set1_epi32(significant as u32 as i32);
+                for k in 0..8 {
+                    let z = _mm256_cmpeq_epi32(
+                        _mm256_and_si256(
+                            _mm256_loadu_si256(base.add(32 * k).cast::<__m256i>()),
+                            bits,
+                        ),
+                        zero,
+                    );
+                    zeros |=
+                        u64::from(_mm256_movemask_ps(_mm256_castsi256_ps(z)) as u32) << (8 * k);
+                }
+            }
+            _ => {
+                let bits = _mm256_set1_epi64x(significant as i64);
+                for k in 0..16 {
+                    let z = _mm256_cmpeq_epi64(
+                        _mm256_and_si256(
+                            _mm256_loadu_si256(base.add(32 * k).cast::<__m256i>()),
+                            bits,
+                        ),
+                        zero,
+                    );
+                    zeros |=
+                        u64::from(_mm256_movemask_pd(_mm256_castsi256_pd(z)) as u32) << (4 * k);
+                }
+            }
+        }
+        *mask = !zeros;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn avx2_masks_match_a_scalar_check_for_every_size() {
+        for (size, significant) in [
+            (1usize, 0xffu64),
+            (2, 0x7fff),
+            (2, 0xffff),
+            (4, 0x7fff_ffff),
+            (8, u64::MAX),
+        ] {
+            let groups = 3;
+            let mut x = 12345u64;
+            let bytes: Vec<u8> = (0..groups * MASK_GROUP * size)
+                .map(|_| {
+                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    // Mostly zero bytes, some sign-only bytes (0x80), some others.
+                    match (x >> 60) as u8 {
+                        0..=9 => 0,
+                        10..=12 => 0x80,
+                        v => v,
+                    }
+                })
+                .collect();
+            let mut masks = vec![0u64; groups];
+            if !nonzero_masks(&bytes, size, significant, &mut masks) {
+                continue; // no AVX2 here
+            }
+            for (g, &mask) in masks.iter().enumerate() {
+                for j in 0..MASK_GROUP {
+                    let at = (g * MASK_GROUP + j) * size;
+                    let mut word = [0u8; 8];
+                    word[..size].copy_from_slice(&bytes[at..at + size]);
+                    let nonzero = u64::from_le_bytes(word) & significant != 0;
+                    assert_eq!(
+                        (mask >> j) & 1 == 1,
+                        nonzero,
+                        "size {size} group {g} bit {j}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_copies_every_byte_at_any_alignment() {
+        let src: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
+        for offset in 0..20 {
+            for len in [0, 1, 15, 16, 17, 63, 64, 100, 250] {
+                let mut dst = vec![0u8; 300];
+                copy_streaming(&mut dst[offset..offset + len], &src[..len], true);
+                stream_fence();
+                assert_eq!(&dst[offset..offset + len], &src[..len]);
+                assert!(dst[..offset].iter().all(|&b| b == 0));
+                assert!(dst[offset + len..].iter().all(|&b| b == 0));
+            }
+        }
+    }
+}
