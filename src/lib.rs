@@ -12,6 +12,7 @@ pub mod cli;
 pub mod coverage;
 pub mod generate;
 pub mod protocol;
+pub mod readings;
 pub mod report;
 pub mod runner;
 pub mod selection;

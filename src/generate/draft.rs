@@ -16,6 +16,8 @@ use crate::case::format::{
     Attributes, CaseClass, CaseSpec, FillElement, InputTensorSpec, NamedTensors, OutputTensorSpec,
     Source,
 };
+use crate::readings::{self, Comparison};
+use crate::runner::BIT_EXACT_TAG;
 use opconform_backend::validate::{lowest_valid_level, validate};
 use opconform_backend::{
     ArgMaxDesc, AxisDirection, DataType, Level, NonZeroCoordinatesDesc, OneHotDesc, OperatorDesc,
@@ -499,6 +501,7 @@ impl Draft {
                 .map(Some)
                 .collect()
         };
+        let (class, exercises) = self.classify(&operator, level, &buffers, &expect_invalid);
         let inputs = self
             .inputs
             .iter()
@@ -515,9 +518,9 @@ impl Draft {
             id: self.id.clone(),
             operator: self.operator,
             level,
-            class: self.class,
+            class,
             tags: self.tags.clone(),
-            exercises: self.exercises.clone(),
+            exercises,
             source: Source {
                 document: None,
                 example: None,
@@ -529,6 +532,51 @@ impl Draft {
             outputs: NamedTensors(outputs),
             expect_invalid,
         }
+    }
+
+    /// The case's class and exercised rules: `informational` exactly when its expectation
+    /// rests on a silent point of the spec ([`readings::silent_points`], with those rule ids
+    /// added to the exercised ones) or, for a negative case, when every rule it breaks is
+    /// silent.
+    ///
+    /// # Panics
+    /// When the draft was marked informational but rests on no silent point: either the
+    /// generator is wrong about the case or the spec lacks the silent rule it depends on.
+    fn classify(
+        &self,
+        operator: &OperatorDesc,
+        level: Level,
+        buffers: &[Vec<u64>],
+        expect_invalid: &[String],
+    ) -> (CaseClass, Vec<String>) {
+        let mut exercises = self.exercises.clone();
+        let silent = if expect_invalid.is_empty() {
+            let comparison = if self.tags.iter().any(|t| t == BIT_EXACT_TAG) {
+                Comparison::Bits
+            } else {
+                Comparison::Value
+            };
+            let points = readings::silent_points(operator, level, buffers, comparison);
+            for point in &points {
+                if !exercises.iter().any(|e| e == point) {
+                    exercises.push(point.to_string());
+                }
+            }
+            !points.is_empty()
+        } else {
+            readings::rejection_is_silent(expect_invalid)
+        };
+        assert!(
+            silent || self.class == CaseClass::Required,
+            "{}: marked informational, but its expectation rests on no silent rule",
+            self.id
+        );
+        let class = if silent {
+            CaseClass::Informational
+        } else {
+            CaseClass::Required
+        };
+        (class, exercises)
     }
 
     /// The input's buffer as element bit patterns (zeros when absent).

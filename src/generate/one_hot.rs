@@ -645,17 +645,21 @@ fn on_off_value_cases() -> Vec<Draft> {
                 ),
             ]
         };
-        for (suffix, what, off, on) in pairs {
+        for (suffix, what, off, on) in nan_bit_exact_twins(pairs) {
+            let suffix = suffix.as_str();
             let mut tags = vec!["on-off-values"];
             if value_type.is_float() {
                 tags.push(match suffix {
                     "zeros" | "zeros_swapped" => "negative-zero",
-                    "nan_payloads" | "signalling_nan" => "nan",
+                    "nan_payloads"
+                    | "signalling_nan"
+                    | "nan_payloads_bits"
+                    | "signalling_nan_bits" => "nan",
                     "infinities" => "infinity",
                     "subnormals" | "tiny" => "subnormal",
                     _ => "type-extremes",
                 });
-                if matches!(suffix, "nan_payloads" | "signalling_nan") {
+                if suffix.ends_with("_bits") {
                     tags.push(BIT_EXACT_TAG);
                 }
             } else {
@@ -664,7 +668,7 @@ fn on_off_value_cases() -> Vec<Draft> {
             drafts.push(
                 values_case(
                     &format!("{name}_{suffix}"),
-                    &format!("{value_type}: {what}, copied bit for bit (index 9 is past the end: all OffValue)."),
+                    &format!("{value_type}: {what} (index 9 is past the end: all OffValue)."),
                     off_on(value_type, 4, off, on),
                 )
                 .at(level_of(value_type))
@@ -673,6 +677,27 @@ fn on_off_value_cases() -> Vec<Draft> {
         }
     }
     drafts
+}
+
+/// The pairs as given, plus, for each NaN pair, a twin suffixed `_bits` compared bit for bit:
+/// the plain one is decided by the page (a NaN is written, any NaN matches), the twin rests on
+/// the silent ONE_HOT.VALUES_BIT_COPY.
+fn nan_bit_exact_twins(
+    pairs: Vec<(&str, &str, Value, Value)>,
+) -> Vec<(String, String, Value, Value)> {
+    let mut all = Vec::new();
+    for (suffix, what, off, on) in pairs {
+        all.push((suffix.to_string(), what.to_string(), off, on));
+        if matches!(suffix, "nan_payloads" | "signalling_nan") {
+            all.push((
+                format!("{suffix}_bits"),
+                format!("{what}, compared bit for bit"),
+                off,
+                on,
+            ));
+        }
+    }
+    all
 }
 
 fn strided_cases() -> Vec<Draft> {

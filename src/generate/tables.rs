@@ -585,12 +585,6 @@ fn ov_outside() -> Vec<Draft> {
         }
         drafts.push(negative);
     }
-    drafts.push(as_negative(
-        &base(DataType::Int32, DataType::Int32, 9),
-        "indices_rank_9".into(),
-        opset1,
-        "9-D indices and a 10-D output: the table stops at 8 and 9.".into(),
-    ));
     for (position, name) in [(1usize, "depth"), (2, "on_value"), (3, "off_value")] {
         let mut draft = base(DataType::Int64, DataType::Int64, 1);
         draft.inputs[position].1.sizes = vec![1];
