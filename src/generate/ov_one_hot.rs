@@ -146,6 +146,10 @@ fn index_cases() -> Vec<Draft> {
             .tags(&["depth-1", "out-of-range"]).exercises(&at_least),
         ov_draft("depth_300", "depth 300 with UINT8 values: index 256 and 299 do not wrap at 8 bits.", DataType::Int64, &[3], ints(&[299, 256, 300]), 300, DataType::Uint8, Value::Int(1), Value::Int(0), -1)
             .tags(&["large-depth", "out-of-range"]).exercises(&at_least),
+        ov_draft("rank_9_indices", "9-D indices {2,1,1,1,1,1,1,1,2} (a 10-D output): the page sets no rank limit.", DataType::Int32, &[2, 1, 1, 1, 1, 1, 1, 1, 2], ints(&[0, 2, 1, 3]), 3, DataType::Float32, Value::Int(1), Value::Int(0), 4)
+            .tags(&["high-rank"]).exercises(&at_least),
+        ov_draft("rank_12_indices", "12-D indices (a 13-D output), axis -1.", DataType::Int64, &[1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2], ints(&[2, 0, 1, 1]), 3, DataType::Int8, Value::Int(-1), Value::Int(1), -1)
+            .tags(&["high-rank"]).exercises(&selection),
         ov_draft("negative_int32", "INT32 indices -1, -3 (= -depth), -4 and the minimum with depth 3: no i in [0, 2] equals them, all off_value (negative indices are undefined).", DataType::Int32, &[4], ints(&[-1, -3, -4, int_min(DataType::Int32)]), 3, DataType::Float32, Value::Int(1), Value::Int(0), -1)
             .informational().tags(&["negative-index"]).exercises(&["ONEHOT1.NEGATIVE_INDICES"]),
         ov_draft("negative_int64", "INT64 indices -1, -2^32+1 (low half 1) and the minimum with depth 3 (negative indices are undefined).", DataType::Int64, &[3], ints(&[-1, -two_32 + 1, int_min(DataType::Int64)]), 3, DataType::Int64, Value::Int(1), Value::Int(0), 0)

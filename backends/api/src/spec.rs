@@ -102,6 +102,12 @@ impl TensorSupport {
         count >= self.dimension_counts[0] && (self.unbounded || count <= self.dimension_counts[1])
     }
 
+    /// True when `count` is within the listed range `[min, max]`: the counts that make
+    /// support-table cells (an unbounded row allows more than it lists).
+    pub fn lists_dimension_count(&self, count: usize) -> bool {
+        (self.dimension_counts[0]..=self.dimension_counts[1]).contains(&count)
+    }
+
     /// The supported dimension counts as text, e.g. `1 to 8` or `0 or more`.
     pub fn range_text(&self) -> String {
         let [low, high] = self.dimension_counts;
