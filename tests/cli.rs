@@ -135,3 +135,378 @@ fn an_unknown_backend_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no bundled backend `tpu`"));
 }
+
+/// Runs opconform in `dir` (a scratch folder standing for a checkout).
+fn opconform_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_opconform"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("opconform runs")
+}
+
+/// Every file of `dir` with its contents, sorted by name.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn repo_path(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A report folder of a small real run, at `root/reports/cpu`.
+fn committed_reports(root: &Path) -> PathBuf {
+    let reports = root.join("reports/cpu");
+    let out = opconform_in(
+        root,
+        &[
+            "run",
+            "--cases",
+            &repo_path("cases/documented"),
+            "--jobs",
+            "2",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(reports.join("results.jsonl").exists());
+    reports
+}
+
+#[test]
+fn a_typo_or_an_empty_selection_leaves_the_reports_alone() {
+    let root = scratch("typo");
+    let reports = committed_reports(&root);
+    let before = snapshot(&reports);
+    std::fs::write(root.join("broken.yaml"), "format: 1\ncases: [\n").unwrap();
+    let documented = repo_path("cases/documented");
+    for args in [
+        // The default report folder (reports/cpu), a case folder that does not exist.
+        &["run", "--cases", "nosuchdir"][..],
+        &["run", "--cases", &documented, "nosuchdir"][..],
+        // Only a broken file: nothing loads.
+        &["run", "--cases", "broken.yaml"][..],
+        // Cases load, but none is selected.
+        &["run", "--cases", &documented, "--filter", "no-such-case"][..],
+    ] {
+        let out = opconform_in(&root, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("is left as it is"), "{args:?}: {stderr}");
+        assert_eq!(snapshot(&reports), before, "{args:?} changed the reports");
+    }
+    let out = opconform_in(&root, &["run", "--cases", "nosuchdir"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nosuchdir: no such file or folder"));
+    std::fs::remove_dir_all(&root).ok();
+}
+
+#[test]
+fn cases_that_do_not_load_are_reported_as_load_error() {
+    let root = scratch("load-error");
+    std::fs::create_dir_all(root.join("mine")).unwrap();
+    std::fs::copy(
+        repo_path("cases/documented/dml_argmax.yaml"),
+        root.join("mine/good.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("mine/bad.yaml"),
+        "format: 1\ncases:\n  - id: x\n    operator: DML_ARGMAX\n    level: \"9_9\"\n",
+    )
+    .unwrap();
+    let out = opconform_in(&root, &["run", "--cases", "mine", "--report-dir", "out"]);
+    assert_eq!(out.status.code(), Some(2));
+    let results = read(&root.join("out"), "results.jsonl");
+    let load_errors: Vec<&str> = results
+        .lines()
+        .filter(|l| l.contains("\"outcome\":\"load_error\""))
+        .collect();
+    assert_eq!(load_errors.len(), 1, "{results}");
+    assert!(
+        load_errors[0].contains("\"file\":\"mine/bad.yaml\""),
+        "{results}"
+    );
+    assert!(
+        results.contains("\"id\":\"dml_argmax::good::"),
+        "the good file still ran"
+    );
+    let summary = read(&root.join("out"), "summary.md");
+    assert!(summary.contains("## Load errors (1)"), "{summary}");
+    assert!(summary.contains("`mine/bad.yaml:"), "{summary}");
+    let junit = read(&root.join("out"), "junit.xml");
+    assert!(junit.contains("type=\"load_error\""), "{junit}");
+    assert!(read(&root.join("out"), "index.html").contains("Load errors (1)"));
+    // A merge keeps them (once, though every shard has them).
+    let shard = |k: &str| {
+        let out = opconform_in(
+            &root,
+            &[
+                "run",
+                "--cases",
+                "mine",
+                "--shard",
+                k,
+                "--report-dir",
+                &format!("s{}", &k[..1]),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2));
+    };
+    shard("1/2");
+    shard("2/2");
+    let merged = opconform_in(&root, &["report", "merge", "s1", "s2", "--out", "merged"]);
+    assert_eq!(merged.status.code(), Some(2));
+    assert_eq!(
+        read(&root.join("merged"), "results.jsonl"),
+        results,
+        "the merged shards differ from the whole run"
+    );
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// Starts `opconform run` in `root` into `reports/cpu` and kills it (SIGKILL) once its partial
+/// file holds a load-error row and at least one result; returns the partial file's lines.
+fn run_and_kill(root: &Path) -> Vec<String> {
+    let reports = root.join("reports/cpu");
+    let partial = reports.join("results.partial.jsonl");
+    let interrupted_files = || {
+        std::fs::read_dir(&reports)
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().starts_with("results.interrupted")
+            })
+            .count()
+    };
+    // A partial file already there is a killed run's: wait until this run has moved it aside.
+    let rescued_before_start = interrupted_files() + usize::from(partial.exists());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opconform"))
+        .args([
+            "run",
+            "--jobs",
+            "1",
+            "--cases",
+            &repo_path("cases"),
+            "broken.yaml",
+        ])
+        .current_dir(root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(&partial).unwrap_or_default();
+        if interrupted_files() == rescued_before_start && lines.lines().count() >= 2 {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it could be killed"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(120));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&partial).unwrap();
+    assert!(text
+        .lines()
+        .next()
+        .unwrap()
+        .contains("\"outcome\":\"load_error\""));
+    // Only complete lines count: the kill may tear the last one.
+    text.lines()
+        .filter(|l| l.ends_with('}'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_killed_run_keeps_its_results_and_the_next_ones_never_overwrite_them() {
+    let root = scratch("killed");
+    let reports = committed_reports(&root);
+    let before = snapshot(&reports);
+    std::fs::write(root.join("broken.yaml"), "format: 1\ncases: [\n").unwrap();
+
+    let first = run_and_kill(&root);
+    // The complete reports of the last run are untouched; the rows so far are beside them.
+    let mut now = snapshot(&reports);
+    now.retain(|(name, _)| name != "results.partial.jsonl");
+    assert_eq!(now, before);
+
+    let second = run_and_kill(&root);
+    let lines = |name: &str| -> Vec<String> {
+        read(&reports, name)
+            .lines()
+            .filter(|l| l.ends_with('}'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(lines("results.interrupted.jsonl"), first);
+    assert_eq!(lines("results.partial.jsonl"), second);
+    for (name, contents) in &before {
+        assert_eq!(
+            &std::fs::read(reports.join(name)).unwrap(),
+            contents,
+            "{name}"
+        );
+    }
+
+    // A complete run replaces the reports and carries the interrupted results over.
+    let out = opconform_in(&root, &["run", "--cases", &repo_path("cases/documented")]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("results.interrupted.2.jsonl"));
+    assert_eq!(lines("results.interrupted.jsonl"), first);
+    assert_eq!(lines("results.interrupted.2.jsonl"), second);
+    assert!(!reports.join("results.partial.jsonl").exists());
+    std::fs::remove_dir_all(&root).ok();
+}
+
+#[test]
+fn the_folder_is_replaced_whole_and_one_run_at_a_time() {
+    let root = scratch("whole");
+    let reports = committed_reports(&root);
+    let documented = repo_path("cases/documented");
+    // A certification leaves a certificate; a later run into the folder drops it with the rest
+    // rather than leaving a certificate of other results beside its own.
+    let out = opconform_in(
+        &root,
+        &[
+            "certify",
+            "--backend",
+            "cpu",
+            "--cases",
+            &documented,
+            "--report-dir",
+            "reports/cpu",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(reports.join("certificate.md").exists());
+    let out = opconform_in(&root, &["run", "--cases", &documented]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!reports.join("certificate.md").exists());
+    let mut beside: Vec<String> = std::fs::read_dir(root.join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    beside.sort();
+    assert_eq!(beside, [".cpu.lock", "cpu"]);
+
+    // While another run holds the folder, a second one is refused and changes nothing.
+    let before = snapshot(&reports);
+    let held = opconform::report::folder::ReportFolder::open(&reports).unwrap();
+    let out = opconform_in(&root, &["run", "--cases", &documented]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("another opconform run"));
+    assert_eq!(snapshot(&reports), before);
+    drop(held);
+
+    // A folder holding other files is refused, not replaced.
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::write(root.join("notes/todo.txt"), "keep").unwrap();
+    let out = opconform_in(
+        &root,
+        &["run", "--cases", &documented, "--report-dir", "notes"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("todo.txt"));
+    assert_eq!(read(&root.join("notes"), "todo.txt"), "keep");
+    std::fs::remove_dir_all(&root).ok();
+}
+
+#[cfg(unix)]
+#[test]
+fn report_writes_never_follow_links() {
+    let root = scratch("links");
+    let reports = committed_reports(&root);
+    let outside = root.join("outside.txt");
+    std::fs::write(&outside, "keep").unwrap();
+    for name in ["index.html.tmp", "run.json.tmp", "results.partial.jsonl"] {
+        std::os::unix::fs::symlink(&outside, reports.join(name)).unwrap();
+    }
+    let out = opconform_in(&root, &["run", "--cases", &repo_path("cases/documented")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(&root, "outside.txt"), "keep");
+    assert!(read(&reports, "index.html").starts_with("<!DOCTYPE html>"));
+    assert!(!reports.join("index.html.tmp").exists());
+
+    // `schema --write` through a planted temporary name.
+    std::os::unix::fs::symlink(&outside, root.join("schema.json.tmp")).unwrap();
+    let out = opconform_in(&root, &["schema", "--write", "schema.json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(read(&root, "outside.txt"), "keep");
+    assert!(read(&root, "schema.json").contains("\"$schema\""));
+    std::fs::remove_dir_all(&root).ok();
+}
+
+#[test]
+fn jobs_paths_and_levels_are_checked_before_anything_runs() {
+    let root = scratch("usage");
+    let documented = repo_path("cases/documented");
+    for (args, message) in [
+        (
+            &["run", "--jobs", "20000", "--cases", &documented][..],
+            "1 to 256",
+        ),
+        (
+            &["run", "--jobs", "0", "--cases", &documented][..],
+            "1 to 256",
+        ),
+        (
+            &["certify", "--backend", "cpu", "--jobs", "20000"][..],
+            "1 to 256",
+        ),
+        (
+            &["validate", "nosuchdir"][..],
+            "nosuchdir: no such file or folder",
+        ),
+        (
+            &["run", "--feature-level", "opset1"][..],
+            "not a DirectML feature level",
+        ),
+        (
+            &["certify", "--backend", "cpu", "--feature-level", "opset1"][..],
+            "not a DirectML feature level",
+        ),
+    ] {
+        let out = opconform_in(&root, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    assert!(
+        !root.join("reports").exists(),
+        "a refused command wrote reports"
+    );
+    std::fs::remove_dir_all(&root).ok();
+}

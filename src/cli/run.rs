@@ -1,13 +1,18 @@
 //! `opconform run` (the default command) and `opconform report merge`.
 
-use super::{EXIT_FAILURES, EXIT_OK, EXIT_USAGE};
+use super::{
+    case_paths, check_paths, default_jobs, parse_directml_level, parse_jobs, terminal,
+    EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+};
 use crate::case::load_paths;
-use crate::report::{self, RunMeta};
+use crate::report::folder::ReportFolder;
+use crate::report::rows::LoadErrorRow;
+use crate::report::{self, RunMeta, RunReport};
 use crate::runner::{run_cases, CaseResult};
 use crate::selection::{case_set_digest, Selection, Shard};
 use clap::Args;
 use opconform_backend::Level;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `opconform run`.
 #[derive(Debug, Args)]
@@ -16,7 +21,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "cpu")]
     pub backend: String,
     /// DirectML feature level to certify; cases above it are left out.
-    #[arg(long, default_value = "4_1")]
+    #[arg(long, default_value = "4_1", value_parser = parse_directml_level)]
     pub feature_level: Level,
     /// Case files or folders (default: cases/); files outside cases/ work too.
     #[arg(long, num_args = 1..)]
@@ -24,11 +29,11 @@ pub struct RunArgs {
     /// Run only cases whose id contains this text.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Report folder (default: reports/<backend>).
+    /// Report folder (default: reports/<backend>), replaced as a whole by the run's reports.
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
-    /// Worker threads (default: the number of cores).
-    #[arg(long)]
+    /// Worker threads, 1 to 256 (default: the number of cores).
+    #[arg(long, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Run only shard K of N (deterministic), e.g. 2/4.
     #[arg(long)]
@@ -55,28 +60,36 @@ pub struct MergeArgs {
     /// Shard report folders to combine.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// Where to write the combined reports.
+    /// Where to write the combined reports (replaced as a whole).
     #[arg(long)]
     pub out: PathBuf,
 }
 
-/// Runs `opconform run`.
+/// Runs `opconform run`: nothing is written unless cases load and are selected; then the
+/// report folder is locked, rows are appended to its `results.partial.jsonl` as they come, and
+/// the reports replace the folder at the end (marked interrupted after SIGINT or SIGTERM).
 pub fn run(args: &RunArgs) -> u8 {
+    let paths = case_paths(&args.cases);
+    let dir = args
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(&args.backend));
+    let shown_dir = dir.display().to_string();
+    let shown_dir = terminal(&shown_dir);
+    if let Err(e) = check_paths(&paths) {
+        eprintln!("error: {e}; nothing ran, {shown_dir} is left as it is");
+        return EXIT_USAGE;
+    }
     let backend = match crate::bundled::open(&args.backend) {
         Ok(backend) => backend,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", terminal(&e.to_string()));
             return EXIT_USAGE;
         }
     };
-    let paths = if args.cases.is_empty() {
-        vec![PathBuf::from("cases")]
-    } else {
-        args.cases.clone()
-    };
     let loaded = load_paths(&paths);
     for error in &loaded.errors {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", terminal(&error.to_string()));
     }
     let selection = Selection {
         feature_level: args.feature_level,
@@ -84,48 +97,102 @@ pub fn run(args: &RunArgs) -> u8 {
         shard: args.shard,
     };
     let whole_run = selection.apply_unsharded(loaded.cases);
+    if whole_run.is_empty() {
+        eprintln!(
+            "error: no case to run ({} load error(s); the level and --filter leave none); \
+             nothing ran, {shown_dir} is left as it is",
+            loaded.errors.len()
+        );
+        return EXIT_USAGE;
+    }
     let case_set_digest = case_set_digest(&whole_run);
     let case_count = whole_run.len();
     let cases = selection.take_shard(whole_run);
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let bar = super::progress_bar(cases.len() as u64);
-    let results = run_cases(backend.as_ref(), &cases, jobs, &|_| bar.inc(1));
-    bar.finish_and_clear();
-    let meta = RunMeta {
-        harness_version: env!("CARGO_PKG_VERSION").to_string(),
-        backend: backend.info(),
-        feature_level: args.feature_level,
-        case_set_digest,
-        case_count,
-        shard: args.shard.map(|s| s.to_string()),
+    let folder = match ReportFolder::open(&dir).and_then(|mut folder| {
+        folder.start_partial()?;
+        Ok(folder)
+    }) {
+        Ok(folder) => folder,
+        Err(e) => {
+            eprintln!("error: {}; nothing ran", terminal(&e.to_string()));
+            return EXIT_USAGE;
+        }
     };
-    let dir = args
-        .report_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("reports").join(&args.backend));
-    let status = finish(&dir, &meta, &results);
-    if !loaded.errors.is_empty() {
-        eprintln!("{} load error(s): see above", loaded.errors.len());
-        return EXIT_USAGE;
+    note_rescued(&folder);
+    let load_errors: Vec<LoadErrorRow> = loaded.errors.iter().map(LoadErrorRow::from).collect();
+    for row in &load_errors {
+        folder.append(row);
     }
-    status
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let bar = super::progress_bar(cases.len() as u64);
+    let mut results = run_cases(backend.as_ref(), &cases, jobs, &|result| {
+        folder.append(result);
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    let interrupted = crate::interrupt::requested() || results.len() < cases.len();
+    results.sort_by(|a, b| a.id.cmp(&b.id));
+    let report = RunReport {
+        meta: RunMeta {
+            harness_version: env!("CARGO_PKG_VERSION").to_string(),
+            backend: backend.info(),
+            feature_level: args.feature_level,
+            case_set_digest,
+            case_count,
+            shard: args.shard.map(|s| s.to_string()),
+            interrupted,
+        },
+        results,
+        load_errors,
+    };
+    finish(folder, &report)
 }
 
-/// Writes the reports, prints the table and failures, and picks the exit status.
-fn finish(dir: &std::path::Path, meta: &RunMeta, results: &[CaseResult]) -> u8 {
-    if let Err(e) = report::write_reports(dir, meta, results) {
-        eprintln!("error: cannot write reports to {}: {e}", dir.display());
-        return EXIT_USAGE;
+/// Tells where a killed run's results were moved, if any were found.
+fn note_rescued(folder: &ReportFolder) {
+    if let Some(rescued) = folder.rescued() {
+        eprintln!(
+            "note: the results of an earlier run that was killed are kept in {}",
+            terminal(&rescued.display().to_string())
+        );
     }
+}
+
+/// Writes the reports, prints the table and failures, and picks the exit status: 130 when
+/// interrupted, 2 on load errors, 1 when a required case failed, else 0.
+fn finish(folder: ReportFolder, report: &RunReport) -> u8 {
+    let dir = folder.dir().to_path_buf();
+    let shown_dir = terminal(&dir.display().to_string()).into_owned();
+    let files = match report::render_files(report) {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("error: cannot render the reports: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(n, c)| (*n, c.as_bytes())).collect();
+    let committed = match folder.commit(&files, report.meta.interrupted) {
+        Ok(committed) => committed,
+        Err(e) => {
+            eprintln!(
+                "error: cannot write the reports: {}",
+                terminal(&e.to_string())
+            );
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(error) = committed.partial_error {
+        eprintln!("warning: appending to results.partial.jsonl failed ({error}); the final reports are complete");
+    }
+    let meta = &report.meta;
+    let results = &report.results;
     let failures: Vec<&CaseResult> = results.iter().filter(|r| r.fails_required()).collect();
     for failure in &failures {
         eprintln!(
             "FAIL {} ({}): {}",
-            failure.id,
+            terminal(&failure.id),
             failure.outcome.name(),
-            failure.detail
+            terminal(&failure.detail)
         );
     }
     print!(
@@ -133,12 +200,32 @@ fn finish(dir: &std::path::Path, meta: &RunMeta, results: &[CaseResult]) -> u8 {
         report::terminal_table(results, Some(meta.feature_level))
     );
     println!(
-        "{} case(s) on {} ({}); reports in {}",
+        "{} case(s) on {} ({}); reports in {shown_dir}",
         results.len(),
-        meta.backend.name,
-        meta.backend.device,
-        dir.display()
+        terminal(&meta.backend.name),
+        terminal(&meta.backend.device),
     );
+    if meta.interrupted {
+        let kept = committed.interrupted.map_or_else(String::new, |path| {
+            format!(
+                "; its results are also kept in {}",
+                terminal(&path.display().to_string())
+            )
+        });
+        eprintln!(
+            "interrupted: {} of {} case(s) ran; the reports say so{kept}",
+            results.len(),
+            meta.case_count
+        );
+        return EXIT_INTERRUPTED;
+    }
+    if !report.load_errors.is_empty() {
+        eprintln!(
+            "{} load error(s): see above; the reports list them as load_error",
+            report.load_errors.len()
+        );
+        return EXIT_USAGE;
+    }
     if failures.is_empty() {
         EXIT_OK
     } else {
@@ -148,14 +235,21 @@ fn finish(dir: &std::path::Path, meta: &RunMeta, results: &[CaseResult]) -> u8 {
 
 /// Runs `opconform report merge`.
 pub fn merge(args: &MergeArgs) -> u8 {
-    let dirs: Vec<&std::path::Path> = args.dirs.iter().map(PathBuf::as_path).collect();
-    match report::merge(&dirs) {
-        Ok((mut meta, results)) => {
-            meta.case_count = results.len();
-            finish(&args.out, &meta, &results)
+    let dirs: Vec<&Path> = args.dirs.iter().map(PathBuf::as_path).collect();
+    let report = match report::merge(&dirs) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("error: {}", terminal(&e));
+            return EXIT_USAGE;
+        }
+    };
+    match ReportFolder::open(&args.out) {
+        Ok(folder) => {
+            note_rescued(&folder);
+            finish(folder, &report)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", terminal(&e.to_string()));
             EXIT_USAGE
         }
     }

@@ -1,7 +1,8 @@
-//! `index.html`: the same content as `summary.md`, self-contained (inline CSS, no assets).
+//! `index.html`: the same content as `summary.md`, self-contained (inline CSS, no assets);
+//! every text from outside is HTML-escaped.
 
 use super::compliance::{self, Cell};
-use super::{operators_in, summary_rows, RunMeta, SUMMARY_HEADER};
+use super::{operators_in, summary_rows, RunReport, SUMMARY_HEADER};
 use crate::runner::CaseResult;
 use std::fmt::Write as _;
 
@@ -19,7 +20,8 @@ fn escape(text: &str) -> String {
 }
 
 /// Renders the HTML report.
-pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
+pub fn render(report: &RunReport) -> String {
+    let (meta, results) = (&report.meta, report.results.as_slice());
     let mut out = String::new();
     let b = &meta.backend;
     let _ = write!(
@@ -38,6 +40,22 @@ pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
         meta.case_set_digest,
         escape(&meta.harness_version)
     );
+    if meta.interrupted {
+        let _ = writeln!(
+            out,
+            "<p class=\"fail\">INTERRUPTED: the run was stopped before every case ran; these \
+             results cover the {} case(s) that did.</p>",
+            results.len()
+        );
+    }
+    if !report.load_errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"fail\">{} load error(s): cases or files that did not load, listed at \
+             the end.</p>",
+            report.load_errors.len()
+        );
+    }
     let target = Some(meta.feature_level);
     out.push_str("<h2>Summary</h2><table><tr>");
     for cell in SUMMARY_HEADER {
@@ -101,6 +119,26 @@ pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
             }
             out.push_str("</pre>\n");
         }
+    }
+    if !report.load_errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>Load errors ({})</h2><ul>",
+            report.load_errors.len()
+        );
+        for row in &report.load_errors {
+            let id = row
+                .id
+                .as_deref()
+                .map_or_else(String::new, |id| format!("<code>{}</code> ", escape(id)));
+            let _ = writeln!(
+                out,
+                "<li>{id}<code>{}</code>: {}</li>",
+                escape(&row.place()),
+                escape(&row.detail)
+            );
+        }
+        out.push_str("</ul>\n");
     }
     out.push_str("</body></html>\n");
     out

@@ -1,13 +1,16 @@
 //! `junit.xml` for CI systems, via `quick-junit`: one test suite per operator, one test case
-//! per case; failures carry the detail and the diff, unsupported cases are skipped.
+//! per case; failures carry the detail and the diff, unsupported cases are skipped. Cases or
+//! files that did not load are errors in a suite of their own (`load_errors`).
 
-use super::{operators_in, RunMeta};
+use super::rows::LoadErrorRow;
+use super::{operators_in, RunReport};
 use crate::runner::{CaseResult, Outcome};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::io;
 
 /// Renders the JUnit XML report.
-pub fn render(meta: &RunMeta, results: &[CaseResult]) -> io::Result<String> {
+pub fn render(run: &RunReport) -> io::Result<String> {
+    let (meta, results) = (&run.meta, run.results.as_slice());
     let mut report = Report::new(format!("opconform {}", meta.backend.name));
     for op in operators_in(results) {
         let mut suite = TestSuite::new(format!("{}::{}", meta.backend.name, op.slug()));
@@ -16,7 +19,23 @@ pub fn render(meta: &RunMeta, results: &[CaseResult]) -> io::Result<String> {
         }
         report.add_test_suite(suite);
     }
+    if !run.load_errors.is_empty() {
+        let mut suite = TestSuite::new(format!("{}::load_errors", meta.backend.name));
+        for row in &run.load_errors {
+            suite.add_test_case(load_error_case(row));
+        }
+        report.add_test_suite(suite);
+    }
     report.to_string().map_err(io::Error::other)
+}
+
+fn load_error_case(row: &LoadErrorRow) -> TestCase {
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status.set_message(format!("load_error: {}: {}", row.place(), row.detail));
+    status.set_type("load_error");
+    let mut case = TestCase::new(row.name(), status);
+    case.set_classname("load_errors");
+    case
 }
 
 fn test_case(result: &CaseResult) -> TestCase {

@@ -1,19 +1,26 @@
-//! Reports of a run, written atomically into a report folder:
-//! `run.json` (what ran), `results.jsonl` (one line per case), `junit.xml`, `summary.md` and a
-//! self-contained `index.html` with per-operator compliance matrices and every failure's diff.
-//! Nothing in them depends on time or on absolute paths, so committed copies stay stable.
+//! Reports of a run, written into a report folder replaced as a whole ([`folder`]):
+//! `run.json` (what ran), `results.jsonl` (one line per case, and one per load error),
+//! `junit.xml`, `summary.md` and a self-contained `index.html` with per-operator compliance
+//! matrices and every failure's diff. Nothing in them depends on time or on absolute paths, so
+//! committed copies stay stable.
 
 pub mod compliance;
+pub mod escape;
+pub mod folder;
 mod html;
 mod junit;
 mod markdown;
+pub mod partial;
+pub mod rows;
 
 use crate::runner::{CaseResult, Outcome};
+use folder::{Committed, FolderError, ReportFolder};
 use opconform_backend::{BackendInfo, Level, OperatorKind};
+use rows::{LoadErrorRow, ResultRow};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io;
+use std::io::{self, Write as _};
 use std::path::Path;
 
 /// What a run was: the backend, the level it certified, and the exact case set.
@@ -33,6 +40,21 @@ pub struct RunMeta {
     /// `K/N` when this is one shard of a sharded run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// True when the run was stopped (SIGINT, SIGTERM) before every case ran: the results
+    /// cover only the cases that did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+/// Everything a report folder says about one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunReport {
+    /// What ran.
+    pub meta: RunMeta,
+    /// One result per case that ran, sorted by id.
+    pub results: Vec<CaseResult>,
+    /// The cases and files that did not load, in file order.
+    pub load_errors: Vec<LoadErrorRow>,
 }
 
 /// Per-operator counts of outcomes.
@@ -127,42 +149,56 @@ pub fn operators_in(results: &[CaseResult]) -> Vec<OperatorKind> {
         .collect()
 }
 
-/// Writes `contents` to `path` atomically: a temporary file beside it, then a rename.
+/// Writes `contents` to `path` atomically: a temporary file with a unique name beside it
+/// (created exclusively, so no link is followed), then a rename over `path`.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    std::fs::write(&temporary, contents)?;
-    std::fs::rename(&temporary, path)
-}
-
-/// Writes every report of a run into `dir` (created if needed). `results` must be sorted by id.
-pub fn write_reports(dir: &Path, meta: &RunMeta, results: &[CaseResult]) -> io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let meta_json = serde_json::to_string_pretty(meta).map_err(io::Error::other)? + "\n";
-    write_atomic(&dir.join("run.json"), meta_json.as_bytes())?;
-    let mut lines = String::new();
-    for result in results {
-        lines.push_str(&serde_json::to_string(result).map_err(io::Error::other)?);
-        lines.push('\n');
-    }
-    write_atomic(&dir.join("results.jsonl"), lines.as_bytes())?;
-    write_atomic(
-        &dir.join("junit.xml"),
-        junit::render(meta, results)?.as_bytes(),
-    )?;
-    write_atomic(
-        &dir.join("summary.md"),
-        markdown::render(meta, results).as_bytes(),
-    )?;
-    write_atomic(
-        &dir.join("index.html"),
-        html::render(meta, results).as_bytes(),
-    )?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(parent)?;
+    file.write_all(contents)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
 
+/// The report files of a run, by name: `run.json`, `results.jsonl`, `junit.xml`, `summary.md`
+/// and `index.html`.
+pub fn render_files(report: &RunReport) -> io::Result<Vec<(&'static str, String)>> {
+    let meta_json = serde_json::to_string_pretty(&report.meta).map_err(io::Error::other)? + "\n";
+    let mut lines = String::new();
+    for result in &report.results {
+        lines.push_str(&serde_json::to_string(result).map_err(io::Error::other)?);
+        lines.push('\n');
+    }
+    for row in &report.load_errors {
+        lines.push_str(&serde_json::to_string(row).map_err(io::Error::other)?);
+        lines.push('\n');
+    }
+    Ok(vec![
+        ("run.json", meta_json),
+        ("results.jsonl", lines),
+        ("junit.xml", junit::render(report)?),
+        ("summary.md", markdown::render(report)),
+        ("index.html", html::render(report)),
+    ])
+}
+
+/// Writes the reports of a run as the whole contents of `dir` ([`ReportFolder`]: locked,
+/// replaced in one rename, interrupted results kept).
+pub fn write_reports(dir: &Path, report: &RunReport) -> Result<Committed, FolderError> {
+    let folder = ReportFolder::open(dir)?;
+    let files = render_files(report).map_err(|error| FolderError::Io {
+        path: dir.to_path_buf(),
+        error,
+    })?;
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(n, c)| (*n, c.as_bytes())).collect();
+    folder.commit(&files, report.meta.interrupted)
+}
+
 /// Reads a report folder's `run.json` and `results.jsonl`.
-pub fn read_reports(dir: &Path) -> Result<(RunMeta, Vec<CaseResult>), String> {
+pub fn read_reports(dir: &Path) -> Result<RunReport, String> {
     let meta_path = dir.join("run.json");
     let meta_text =
         std::fs::read_to_string(&meta_path).map_err(|e| format!("{}: {e}", meta_path.display()))?;
@@ -171,40 +207,58 @@ pub fn read_reports(dir: &Path) -> Result<(RunMeta, Vec<CaseResult>), String> {
     let results_path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&results_path)
         .map_err(|e| format!("{}: {e}", results_path.display()))?;
-    let mut results = Vec::new();
+    let mut rows = Vec::new();
     for (i, line) in text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        results.push(
-            serde_json::from_str(line)
-                .map_err(|e| format!("{}:{}: {e}", results_path.display(), i + 1))?,
-        );
+        let row: ResultRow = serde_json::from_str(line).map_err(|_| {
+            format!(
+                "{}:{}: neither a case result nor a load error",
+                results_path.display(),
+                i + 1
+            )
+        })?;
+        rows.push(row);
     }
-    Ok((meta, results))
+    let (results, load_errors) = rows::split(rows);
+    Ok(RunReport {
+        meta,
+        results,
+        load_errors,
+    })
 }
 
 /// Combines shard report folders into one run: same backend, level and case set required.
-pub fn merge(dirs: &[&Path]) -> Result<(RunMeta, Vec<CaseResult>), String> {
+/// Load errors, the same in every shard, are kept once; the run is interrupted when a shard
+/// was.
+pub fn merge(dirs: &[&Path]) -> Result<RunReport, String> {
     let mut merged: Option<RunMeta> = None;
     let mut results: Vec<CaseResult> = Vec::new();
+    let mut load_errors: Vec<LoadErrorRow> = Vec::new();
     for dir in dirs {
-        let (meta, mut shard_results) = read_reports(dir)?;
-        if let Some(first) = &merged {
-            let same = first.backend == meta.backend
-                && first.feature_level == meta.feature_level
-                && first.case_set_digest == meta.case_set_digest;
+        let mut shard = read_reports(dir)?;
+        if let Some(first) = &mut merged {
+            let same = first.backend == shard.meta.backend
+                && first.feature_level == shard.meta.feature_level
+                && first.case_set_digest == shard.meta.case_set_digest;
             if !same {
                 return Err(format!(
                     "{} is from a different run (backend, level or case set differ)",
                     dir.display()
                 ));
             }
+            first.interrupted |= shard.meta.interrupted;
         } else {
-            merged = Some(meta);
+            merged = Some(shard.meta);
         }
-        results.append(&mut shard_results);
+        results.append(&mut shard.results);
+        for row in shard.load_errors {
+            if !load_errors.contains(&row) {
+                load_errors.push(row);
+            }
+        }
     }
     let mut meta = merged.ok_or("no report folders given")?;
     results.sort_by(|a, b| a.id.cmp(&b.id));
@@ -214,7 +268,11 @@ pub fn merge(dirs: &[&Path]) -> Result<(RunMeta, Vec<CaseResult>), String> {
         return Err("the shards overlap: a case appears in more than one".to_string());
     }
     meta.shard = None;
-    Ok((meta, results))
+    Ok(RunReport {
+        meta,
+        results,
+        load_errors,
+    })
 }
 
 /// The short table printed at the end of a run: per operator, outcomes and the highest level
