@@ -187,12 +187,13 @@ impl Coverage {
         Coverage { rules, cells }
     }
 
-    /// Required cases that rest on a silent rule: each breaks the class policy (a reading
-    /// never grounds a required case), as (rule id, case id).
+    /// Required cases that exercise a silent behaviour rule: each breaks the class policy (a
+    /// reading never grounds a required case), as (rule id, case id). A negative case may
+    /// break a silent descriptor rule beside a grounded one, which grounds it.
     pub fn required_on_silent_rules(&self) -> Vec<(&str, &str)> {
         self.rules
             .iter()
-            .filter(|r| r.silent)
+            .filter(|r| r.silent && r.kind == RuleKind::Behaviour)
             .flat_map(|r| r.required.iter().map(move |c| (r.id.as_str(), c.as_str())))
             .collect()
     }

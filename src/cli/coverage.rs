@@ -71,12 +71,20 @@ pub fn coverage(args: &CoverageArgs) -> u8 {
             (RuleKind::Behaviour, true) => "silent reading: exercised by",
         };
         let informational: Vec<String> = rule.informational().into_iter().cloned().collect();
-        println!(
-            "    {} ({kind}) required {}; informational {}",
-            rule.id,
-            cases_text(&rule.required),
-            cases_text(&informational)
-        );
+        if rule.silent {
+            println!(
+                "    {} ({kind}) informational {}",
+                rule.id,
+                cases_text(&informational)
+            );
+        } else {
+            println!(
+                "    {} ({kind}) required {}; informational {}",
+                rule.id,
+                cases_text(&rule.required),
+                cases_text(&informational)
+            );
+        }
         if !rule.required.is_empty() {
             println!("      grounded by: {}", rule.grounding);
         }
