@@ -11,6 +11,7 @@ pub mod certify;
 pub mod cli;
 pub mod coverage;
 pub mod generate;
+pub mod interrupt;
 pub mod protocol;
 pub mod report;
 pub mod runner;
