@@ -158,7 +158,8 @@ pub fn run_case(backend: &dyn Backend, info: &BackendInfo, case: &Case) -> CaseR
 }
 
 /// Runs every case on `backend` with `jobs` threads, calling `progress` after each; results
-/// are in the order of `cases`.
+/// are in the order of `cases`. Once SIGINT or SIGTERM is received ([`crate::interrupt`]) no
+/// case starts, and a case running then is left out (its backend was killed under it).
 pub fn run_cases(
     backend: &dyn Backend,
     cases: &[Case],
@@ -173,10 +174,16 @@ pub fn run_cases(
     pool.install(|| {
         cases
             .par_iter()
-            .map(|case| {
+            .filter_map(|case| {
+                if crate::interrupt::requested() {
+                    return None;
+                }
                 let result = run_case(backend, &info, case);
+                if crate::interrupt::requested() {
+                    return None;
+                }
                 progress(&result);
-                result
+                Some(result)
             })
             .collect()
     })
