@@ -531,6 +531,7 @@ impl Draft {
             inputs: NamedTensors(inputs),
             outputs: NamedTensors(outputs),
             expect_invalid,
+            compare: Default::default(),
         }
     }
 
