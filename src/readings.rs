@@ -19,22 +19,13 @@ use crate::generate::oracle::{
     self, all_coordinates, argmax_read_as, decode, is_subnormal, offset_of, ArgMaxReading, Number,
 };
 use crate::generate::values::{buffer_bits, float_value, int_value};
-use crate::runner::BIT_EXACT_TAG;
 use opconform_backend::spec;
 use opconform_backend::{
     ArgMaxDesc, DataType, Level, NonZeroCoordinatesDesc, OneHotDesc, OperatorDesc, OvOneHotDesc,
 };
 use std::collections::BTreeSet;
 
-/// How a case's outputs are compared: bit for bit (NaN payloads included) or by value
-/// (any NaN matches any NaN).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Comparison {
-    /// Integers by value, floats by bits except that any NaN matches any NaN.
-    Value,
-    /// Every element bit for bit.
-    Bits,
-}
+pub use crate::case::Compare as Comparison;
 
 /// The silent rule ids a positive case's expected outputs depend on: `inputs` are the input
 /// buffers in descriptor order, one bit pattern per buffer element; `level` is the case's
@@ -95,12 +86,7 @@ pub fn class_problems(case: &Case) -> Vec<String> {
                 .iter()
                 .map(|t| buffer_bits(t.desc.data_type, &t.data))
                 .collect();
-            let comparison = if case.tags.iter().any(|t| t == BIT_EXACT_TAG) {
-                Comparison::Bits
-            } else {
-                Comparison::Value
-            };
-            let points = silent_points(&case.operator, case.level, &buffers, comparison);
+            let points = silent_points(&case.operator, case.level, &buffers, case.compare);
             for point in &points {
                 if !case.exercises.iter().any(|e| e == point) {
                     problems.push(format!(

@@ -17,7 +17,6 @@ use crate::case::format::{
     Source,
 };
 use crate::readings::{self, Comparison};
-use crate::runner::BIT_EXACT_TAG;
 use opconform_backend::validate::{lowest_valid_level, validate};
 use opconform_backend::{
     ArgMaxDesc, AxisDirection, DataType, Level, NonZeroCoordinatesDesc, OneHotDesc, OperatorDesc,
@@ -275,6 +274,8 @@ pub struct Draft {
     pub outputs: Vec<(String, OutputDraft)>,
     /// Positive or negative.
     pub expect: Expect,
+    /// How outputs are compared.
+    pub compare: Comparison,
 }
 
 impl Draft {
@@ -295,6 +296,7 @@ impl Draft {
             inputs: Vec::new(),
             outputs: Vec::new(),
             expect: Expect::Outputs { level: None },
+            compare: Comparison::Value,
         }
     }
 
@@ -318,6 +320,21 @@ impl Draft {
     pub fn informational(mut self) -> Draft {
         self.class = CaseClass::Informational;
         self
+    }
+
+    /// Compares the outputs bit for bit (`compare: bits`): NaN payloads and signs count.
+    pub fn compare_bits(mut self) -> Draft {
+        self.compare = Comparison::Bits;
+        self
+    }
+
+    /// [`Draft::compare_bits`] when `bits`.
+    pub fn compare_bits_if(self, bits: bool) -> Draft {
+        if bits {
+            self.compare_bits()
+        } else {
+            self
+        }
     }
 
     /// Adds tags.
@@ -531,7 +548,7 @@ impl Draft {
             inputs: NamedTensors(inputs),
             outputs: NamedTensors(outputs),
             expect_invalid,
-            compare: Default::default(),
+            compare: self.compare,
         }
     }
 
@@ -552,12 +569,7 @@ impl Draft {
     ) -> (CaseClass, Vec<String>) {
         let mut exercises = self.exercises.clone();
         let silent = if expect_invalid.is_empty() {
-            let comparison = if self.tags.iter().any(|t| t == BIT_EXACT_TAG) {
-                Comparison::Bits
-            } else {
-                Comparison::Value
-            };
-            let points = readings::silent_points(operator, level, buffers, comparison);
+            let points = readings::silent_points(operator, level, buffers, self.compare);
             for point in &points {
                 if !exercises.iter().any(|e| e == point) {
                     exercises.push(point.to_string());

@@ -9,7 +9,6 @@ use super::values::{
     canonical_nan, float_specials, int_max, int_min, ints, type_lowest, type_max, Rng, Value,
 };
 use super::Topic;
-use crate::runner::BIT_EXACT_TAG;
 use opconform_backend::{DataType, OperatorKind};
 
 const OP: OperatorKind = OperatorKind::DmlOneHot;
@@ -687,9 +686,6 @@ fn on_off_value_cases() -> Vec<Draft> {
                     "subnormals" | "tiny" => "subnormal",
                     _ => "type-extremes",
                 });
-                if suffix.ends_with("_bits") {
-                    tags.push(BIT_EXACT_TAG);
-                }
             } else {
                 tags.push("type-extremes");
             }
@@ -700,7 +696,8 @@ fn on_off_value_cases() -> Vec<Draft> {
                     off_on(value_type, 4, off, on),
                 )
                 .at(level_of(value_type))
-                .tags(&tags),
+                .tags(&tags)
+                .compare_bits_if(suffix.ends_with("_bits")),
             );
         }
     }

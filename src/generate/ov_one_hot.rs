@@ -8,7 +8,6 @@ use super::values::{
     canonical_nan, float_specials, int_max, int_min, ints, type_lowest, type_max, Value,
 };
 use super::Topic;
-use crate::runner::BIT_EXACT_TAG;
 use opconform_backend::{DataType, Level, OperatorKind};
 
 const OP: OperatorKind = OperatorKind::OvOneHot1;
@@ -232,11 +231,8 @@ fn value_cases() -> Vec<Draft> {
                     off,
                     1,
                 )
-                .tags(if suffix.ends_with("_bits") {
-                    &["on-off-values", BIT_EXACT_TAG]
-                } else {
-                    &["on-off-values"]
-                })
+                .tags(&["on-off-values"])
+                .compare_bits_if(suffix.ends_with("_bits"))
                 .exercises(&["ONEHOT1.SELECTION", "ONEHOT1.INDEX_AT_LEAST_DEPTH"]),
             );
         }

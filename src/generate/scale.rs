@@ -183,6 +183,19 @@ fn argmax_cases() -> Vec<Draft> {
             );
         }
     }
+    for direction in both {
+        let suffix = direction_suffix(direction);
+        let uniform = Distribution::UniformFloat {
+            min: -2.0,
+            max: 2.0,
+        };
+        drafts.push(
+            argmax_draft(format!("float16_uniform_float_{suffix}"), format!("FLOAT16 {{64,1000}} drawn by uniform_float in [-2,2] (every value rounded to nearest even from binary64), reduced over rows, {suffix}."), generated(DataType::Float16, &[64, 1000], 0xf16, uniform), DataType::Uint32, &[1], direction)
+                .at(dml("3_0"))
+                .tags(&["generated", "float16"])
+                .exercises(&direction_rules(direction)),
+        );
+    }
     let layouts: [StridedLayout; 6] = [
         ("rank_5_transposed", "{2,3,2,3,2} stored in reverse dimension order (strides {1,2,6,12,36}), axes {1,3}", &[2, 3, 2, 3, 2], &[1, 2, 6, 12, 36], &[1, 3]),
         ("rank_5_padded", "{2,2,3,2,3} with padded strides {96,40,12,5,1}, axes {0,2,4}", &[2, 2, 3, 2, 3], &[96, 40, 12, 5, 1], &[0, 2, 4]),

@@ -55,7 +55,7 @@ impl LoadErrorRow {
 impl From<&LoadError> for LoadErrorRow {
     fn from(error: &LoadError) -> LoadErrorRow {
         LoadErrorRow {
-            id: None,
+            id: error.case_id.clone(),
             file: error.file.display().to_string(),
             line: error.line,
             column: error.column,
@@ -112,6 +112,7 @@ mod tests {
             column: 7,
             field: "cases[0].level".into(),
             message: "unknown level `9_9`".into(),
+            case_id: None,
         };
         let row = LoadErrorRow::from(&error);
         let line = serde_json::to_string(&row).unwrap();
