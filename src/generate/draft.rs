@@ -31,6 +31,10 @@ const MAX_NEGATIVE_BUFFER_BYTES: u64 = 1 << 30;
 /// `fill: null` instead of listing every `null`.
 const MAX_LISTED_TRAILING_NULLS: usize = 12;
 
+/// Expected outputs ending in more equal elements than this are written with `fill: VALUE`
+/// (outputs of millions of elements whose tail is all OffValue).
+const MAX_LISTED_TRAILING_VALUES: usize = 4096;
+
 /// What an input tensor holds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
@@ -700,17 +704,28 @@ fn output_spec(output: &OutputDraft, expected: Option<Vec<Option<u64>>>) -> Outp
     let (data, fill) = match expected {
         None => (None, None),
         Some(elements) => {
-            let trailing_nulls = elements.iter().rev().take_while(|e| e.is_none()).count();
-            let listed = if trailing_nulls > MAX_LISTED_TRAILING_NULLS {
-                &elements[..elements.len() - trailing_nulls]
+            let to_element = |e: &Option<u64>| {
+                e.map_or(Element::Null, |bits| element_of(output.data_type, bits))
+            };
+            let last = elements.last().copied().flatten();
+            let trailing = elements
+                .iter()
+                .rev()
+                .take_while(|e| **e == elements[elements.len() - 1])
+                .count();
+            let limit = if last.is_none() {
+                MAX_LISTED_TRAILING_NULLS
+            } else {
+                MAX_LISTED_TRAILING_VALUES
+            };
+            let listed = if trailing > limit {
+                &elements[..elements.len() - trailing]
             } else {
                 &elements[..]
             };
-            let data = listed
-                .iter()
-                .map(|e| e.map_or(Element::Null, |bits| element_of(output.data_type, bits)))
-                .collect();
-            let fill = (listed.len() < elements.len()).then_some(FillElement(Element::Null));
+            let data = listed.iter().map(to_element).collect();
+            let fill = (listed.len() < elements.len())
+                .then(|| FillElement(to_element(&elements[elements.len() - 1])));
             (Some(data), fill)
         }
     };

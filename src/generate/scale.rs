@@ -73,7 +73,39 @@ fn one_hot_cases() -> Vec<Draft> {
     )
     .at(dml("2_0"))
     .tags(&["large", "scale"])
-    .exercises(&["ONE_HOT.SEQUENCE", "ONE_HOT.INDEX_RELATIVE"])]
+    .exercises(&["ONE_HOT.SEQUENCE", "ONE_HOT.INDEX_RELATIVE"]),
+    one_hot_draft(
+        "output_above_dispatch_limit",
+        "FLOAT16 output {1,1,2049,4096} (8,392,704 elements, 16.8 MB) on Axis 2: above 65,535 workgroups of 128 (one GPU dispatch) and the CPU's 16 MiB streaming-store threshold; OnValues in the first rows, the rest OffValue.",
+        DataType::Uint32,
+        low_indices_with_one_past_end(BIG_AXIS),
+        off_on(DataType::Float16, 4, Value::Int(0), Value::Int(1)),
+        &[1, 1, BIG_AXIS, BIG_ROW],
+        2,
+    )
+    .at(dml("2_0"))
+    .tags(&["large", "scale"])
+    .exercises(&["ONE_HOT.SEQUENCE", "ONE_HOT.INDEX_RELATIVE", "ONE_HOT.OUT_OF_RANGE_INDEX"])]
+}
+
+/// Sequences of the outer-axis case above the dispatch limit.
+const BIG_ROW: u32 = 4096;
+
+/// Its Axis size: 2049 × 4096 elements is above 65,535 × 128 and above 16 MiB of FLOAT16.
+const BIG_AXIS: u32 = 2049;
+
+/// `BIG_ROW` indices in [0, 3] (so every OnValue lies in the first rows and the expected
+/// output is short data plus `fill`), with index `length + 7` (past the end) every 97th.
+fn low_indices_with_one_past_end(length: u32) -> Vec<Value> {
+    (0..BIG_ROW)
+        .map(|i| {
+            Value::Int(if i % 97 == 0 {
+                i128::from(length) + 7
+            } else {
+                i128::from((i * 7 + i / 5) % 4)
+            })
+        })
+        .collect()
 }
 
 fn ov_cases() -> Vec<Draft> {
@@ -116,6 +148,20 @@ fn ov_cases() -> Vec<Draft> {
         )
         .tags(&["large", "scale"])
         .exercises(&selection),
+        ov_draft(
+            "output_above_dispatch_limit",
+            "INT32 indices {4096}, depth 2049, axis 0: an output {2049,4096} of 8,392,704 FLOAT16 elements (above one GPU dispatch and 16 MiB), on_values in the first rows.",
+            DataType::Int32,
+            &[BIG_ROW],
+            low_indices_with_one_past_end(BIG_AXIS),
+            BIG_AXIS,
+            DataType::Float16,
+            Value::Int(1),
+            Value::Int(0),
+            0,
+        )
+        .tags(&["large", "scale"])
+        .exercises(&at_least),
         strided(base("transposed_indices", "INT64 indices {3,4} strides {1,3} (stored column-major), depth 4, axis 1.", DataType::Int64, &[3, 4], 4, 1), &[3, 4], &[1, 3], &[0, 1, 2, 3, 3, 2, 1, 0, 4, 0, 5, 2])
             .tags(&["strided"])
             .exercises(&at_least),
