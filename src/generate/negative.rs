@@ -886,6 +886,21 @@ fn ov_rules() -> Vec<Draft> {
             &format!("depth {depth}: it must be positive."),
         );
     }
+    // A depth beyond 32 bits: no output size can equal it, so the shape rule must still fire
+    // (the output {4,3} keeps the depth 3 it would have had).
+    for (depth, id) in [
+        ((1i128 << 32) + 3, "depth_2_pow_32_plus_3"),
+        (i128::from(i64::MAX), "depth_int64_max"),
+    ] {
+        let mut d = base();
+        d.inputs[1].1.content = Content::Data(vec![Value::Int(depth)]);
+        add(
+            d,
+            id,
+            &["ONEHOT1.OUTPUT_SHAPE"],
+            &format!("INT64 depth {depth} (beyond 32 bits) with an output {{4,3}}: the output cannot hold a new axis of that size."),
+        );
+    }
     let mut d = base();
     d.inputs[3].1.data_type = DataType::Float16;
     add(

@@ -532,6 +532,41 @@ mod tests {
     use super::*;
     use crate::{AxisDirection, DataType};
 
+    fn ov_one_hot(depth_value: i64, output: &[u32], indices: TensorDesc) -> OperatorDesc {
+        OperatorDesc::OvOneHot(OvOneHotDesc {
+            indices,
+            depth: TensorDesc::packed(DataType::Int64, &[]),
+            depth_value,
+            on_value: TensorDesc::packed(DataType::Float32, &[]),
+            off_value: TensorDesc::packed(DataType::Float32, &[]),
+            output: TensorDesc::packed(DataType::Float32, output),
+            axis: -1,
+        })
+    }
+
+    #[test]
+    fn a_depth_beyond_32_bits_still_breaks_the_output_shape() {
+        let indices = TensorDesc::packed(DataType::Int64, &[4]);
+        let desc = ov_one_hot((1 << 32) + 3, &[4, 3], indices.clone());
+        assert_eq!(
+            rules(&validate(&desc, Level::Opset(1))),
+            ["ONEHOT1.OUTPUT_SHAPE"]
+        );
+        assert!(validate(&ov_one_hot(3, &[4, 3], indices), Level::Opset(1)).is_empty());
+    }
+
+    #[test]
+    fn openvino_tensors_have_no_rank_cap_and_no_buffer_rules() {
+        let indices = TensorDesc {
+            total_tensor_size_in_bytes: 1,
+            ..TensorDesc::packed(DataType::Int64, &[1; 12])
+        };
+        let mut output = vec![1u32; 12];
+        output.push(3);
+        assert!(validate(&ov_one_hot(3, &output, indices), Level::Opset(1)).is_empty());
+        assert_eq!(candidate_levels(SpecFamily::Openvino), [Level::Opset(1)]);
+    }
+
     fn one_hot(indices: &[u32], output: &[u32], axis: u32, index_type: DataType) -> OperatorDesc {
         OperatorDesc::OneHot(OneHotDesc {
             indices: TensorDesc::packed(index_type, indices),
