@@ -62,7 +62,7 @@ pub fn render(report: &RunReport) -> String {
         let _ = write!(out, "<th>{cell}</th>");
     }
     out.push_str("</tr>\n");
-    for row in summary_rows(results, target) {
+    for row in summary_rows(report) {
         out.push_str("<tr>");
         for cell in row {
             let _ = write!(out, "<td>{}</td>", escape(&cell));
