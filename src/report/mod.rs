@@ -287,6 +287,11 @@ pub fn operators_in(results: &[CaseResult]) -> Vec<OperatorKind> {
         .collect()
 }
 
+/// The anchor of a case's entry in `index.html` (`index.html#<anchor>`).
+pub fn html_anchor(id: &str) -> String {
+    html::anchor(id)
+}
+
 /// Writes `contents` to `path` atomically: a temporary file with a unique name beside it
 /// (created exclusively, so no link is followed), then a rename over `path`.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
