@@ -303,7 +303,7 @@ fn results_reach_the_partial_file_as_they_come() {
         assert_eq!(recorded.len(), 5);
         assert!(recorded
             .iter()
-            .all(|r| matches!(r, ResultRow::Case(r) if r.outcome == Outcome::Pass)));
+            .all(|r| matches!(r, ResultRow::Case(r) if r.result.outcome == Outcome::Pass)));
         assert!(!dir.0.join("results.jsonl").exists());
         resume_tx.send(()).unwrap();
         let certification = run.join().unwrap().unwrap();

@@ -19,8 +19,9 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A report file, its wall times set to 0.
 fn read(dir: &Path, file: &str) -> String {
-    std::fs::read_to_string(dir.join(file)).unwrap()
+    opconform::report::timing::without_times(&std::fs::read_to_string(dir.join(file)).unwrap())
 }
 
 #[test]

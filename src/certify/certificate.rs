@@ -32,6 +32,9 @@ pub struct Certificate {
     pub targets: Vec<Level>,
     /// SHA-256 of the case set that ran (see [`crate::selection::case_set_digest`]).
     pub case_set_digest: String,
+    /// SHA-256 of the results (see [`crate::report::results_digest`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub results_digest: String,
     /// Number of cases that ran.
     pub case_count: usize,
     /// True when every operator the backend claims reaches its family's target (never for an
@@ -110,6 +113,7 @@ impl Certificate {
             backend: backend.clone(),
             targets: targets.to_vec(),
             case_set_digest: case_set_digest.to_string(),
+            results_digest: String::new(),
             case_count: results.len(),
             certified: !claimed.is_empty() && claimed.iter().all(|o| o.certified),
             interrupted: false,

@@ -20,10 +20,13 @@ pub use certificate::{BlockingCase, Certificate, OperatorCertificate};
 
 use crate::case::Case;
 use crate::report::folder::{Committed, FolderError, ReportFolder};
+use crate::report::rows::CaseRecord;
+use crate::report::timing::CaseTimer;
 use crate::report::{self, RunMeta, RunReport};
 use crate::runner::{run_cases, CaseResult};
-use crate::selection::case_set_digest;
+use crate::selection::{case_set_digest, CasePick};
 use opconform_backend::{Backend, BackendInfo, Level, SpecFamily};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -37,8 +40,9 @@ pub struct CertifyOptions {
     /// The DirectML feature level to certify; `None` takes the backend's DirectML claim. The
     /// OpenVINO target is always the backend's opset claim.
     pub feature_level: Option<Level>,
-    /// Keep only cases whose id contains this text (the certificate then covers only them).
-    pub filter: Option<String>,
+    /// The user's pick of cases (filters, skips, case list); the certificate then covers only
+    /// them, and the suite digest names them.
+    pub pick: CasePick,
     /// Threads running cases (at least 1). Cases through one out-of-process backend are
     /// serialised anyway, so 1 is right there.
     pub jobs: usize,
@@ -57,6 +61,8 @@ pub struct Certification {
     pub meta: RunMeta,
     /// Every result, sorted by id.
     pub results: Vec<CaseResult>,
+    /// Per case: tags, time, verdict (baselined failures with the baseline's reason).
+    pub records: BTreeMap<String, CaseRecord>,
     /// The certificate.
     pub certificate: Certificate,
     /// Cases (matching the filter) left out as not applicable: of operators the backend does
@@ -86,11 +92,12 @@ impl Certification {
 
     /// The reports of `opconform run` for this certification.
     pub fn report(&self) -> RunReport {
-        RunReport {
-            meta: self.meta.clone(),
-            results: self.results.clone(),
-            load_errors: Vec::new(),
-        }
+        RunReport::new(
+            self.meta.clone(),
+            self.results.clone(),
+            Vec::new(),
+            self.records.clone(),
+        )
     }
 }
 
@@ -98,7 +105,7 @@ impl Certification {
 #[derive(Debug)]
 pub enum CertifyError {
     /// The options do not fit the backend (a feature level that is not a DirectML level, a
-    /// baseline for another backend).
+    /// baseline for another backend), or they select no case.
     Usage(String),
     /// The report folder could not be used or written (another run holds it, it holds other
     /// files, the operating system refused).
@@ -148,15 +155,10 @@ pub fn targets(
 }
 
 /// True when `case` is applicable to a backend described by `info` certified at `targets`:
-/// of an operator it implements, at a level of a targeted family at or below the target, with
-/// an id containing `filter`.
-pub fn is_applicable(
-    case: &Case,
-    info: &BackendInfo,
-    targets: &[Level],
-    filter: Option<&str>,
-) -> bool {
-    filter.is_none_or(|f| case.id.contains(f))
+/// picked by the user, of an operator it implements, at a level of a targeted family at or
+/// below the target.
+pub fn is_applicable(case: &Case, info: &BackendInfo, targets: &[Level], pick: &CasePick) -> bool {
+    pick.picks(case)
         && info.operators.contains(&case.kind())
         && certificate::target_for(targets, case.level.family())
             .is_some_and(|t| t.at_least(case.level))
@@ -195,15 +197,27 @@ pub fn certify_backend(
             )));
         }
     }
-    let filter = options.filter.as_deref();
-    let considered = cases
-        .iter()
-        .filter(|c| filter.is_none_or(|f| c.id.contains(f)))
-        .count();
-    let cases: Vec<Case> = cases
+    // The suite is what the user picked, whatever the backend claims: its digest is the same
+    // for every backend certified on it.
+    let suite = options.pick.apply(cases);
+    let digest = case_set_digest(&suite);
+    let considered = suite.len();
+    let cases: Vec<Case> = suite
         .into_iter()
-        .filter(|c| is_applicable(c, &info, &targets, filter))
+        .filter(|c| is_applicable(c, &info, &targets, &options.pick))
         .collect();
+    if cases.is_empty() {
+        return Err(CertifyError::Usage(format!(
+            "no case selected: of {considered} picked case(s) none is applicable to {} at {} \
+             (its operators and claims); nothing ran",
+            info.name,
+            targets
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
     let not_applicable = considered - cases.len();
     let mut folder = match &options.report_dir {
         Some(dir) => {
@@ -216,7 +230,9 @@ pub fn certify_backend(
     let rescued = folder
         .as_ref()
         .and_then(|f| f.rescued().map(Path::to_path_buf));
+    let timer = CaseTimer::new();
     let record = |result: &CaseResult| {
+        timer.finished(&result.id);
         if let Some(folder) = &folder {
             folder.append(result);
         }
@@ -226,20 +242,36 @@ pub fn certify_backend(
     let interrupted = crate::interrupt::requested() || results.len() < cases.len();
     results.sort_by(|a, b| a.id.cmp(&b.id));
 
-    let digest = case_set_digest(&cases);
     let harness_version = env!("CARGO_PKG_VERSION");
+    let mut records = report::case_records(&cases, &timer.into_times());
+    if let Some((_, baseline)) = &options.baseline {
+        for result in &results {
+            if let Some(reason) = baseline.expects(result) {
+                records
+                    .entry(result.id.clone())
+                    .or_default()
+                    .baseline_reason = Some(reason.to_string());
+            }
+        }
+    }
     let meta = RunMeta {
         harness_version: harness_version.to_string(),
         backend: info.clone(),
         feature_level: certificate::target_for(&targets, SpecFamily::Directml)
             .or_else(|| targets.first().copied())
             .unwrap_or(Level::dml(0x1000)),
+        targets: targets.clone(),
         case_set_digest: digest.clone(),
+        results_digest: String::new(),
+        selection: options.pick.record(),
         case_count: cases.len(),
         shard: None,
         interrupted,
     };
+    let report = RunReport::new(meta, results, Vec::new(), records);
+    let (meta, results, records) = (report.meta, report.results, report.records);
     let mut certificate = Certificate::build(harness_version, &info, &targets, &digest, &results);
+    certificate.results_digest = meta.results_digest.clone();
     certificate.baseline = options
         .baseline
         .as_ref()
@@ -250,6 +282,7 @@ pub fn certify_backend(
     let mut certification = Certification {
         meta,
         results,
+        records,
         certificate,
         not_applicable,
         interrupted,

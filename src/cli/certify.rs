@@ -10,7 +10,9 @@ use crate::case::load_paths;
 use crate::certify::{certify_backend, Baseline, Certification, CertifyOptions};
 use crate::protocol::{ProcessBackend, ProcessOptions};
 use crate::report;
+use crate::report::verdict::Scope;
 use crate::runner::CaseResult;
+use crate::selection::CasePick;
 use clap::Args;
 use opconform_backend::{Backend, Level};
 use std::path::{Path, PathBuf};
@@ -34,9 +36,16 @@ pub struct CertifyArgs {
     /// Case files or folders (default: cases/).
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub cases: Vec<PathBuf>,
-    /// Run only cases whose id contains this text.
-    #[arg(long)]
-    pub filter: Option<String>,
+    /// Certify only cases matching one of these (repeatable): id text, an id glob, or
+    /// `tag:NAME` / `tag:GLOB`.
+    #[arg(long, value_name = "PATTERN")]
+    pub filter: Vec<String>,
+    /// Leave out cases matching one of these (repeatable; same patterns as --filter).
+    #[arg(long, value_name = "PATTERN")]
+    pub skip: Vec<String>,
+    /// Certify only the cases listed in FILE: one id (or glob) per line, `#` comments.
+    #[arg(long, value_name = "FILE")]
+    pub case_list: Option<PathBuf>,
     /// Report folder (default: reports/<backend name from the handshake>), replaced as a whole
     /// by the certification's reports.
     #[arg(long, value_name = "DIR")]
@@ -116,9 +125,17 @@ fn certify_inner(args: &CertifyArgs) -> Result<u8, String> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| if protocol { 1 } else { default_jobs() });
+    let pick = CasePick::new(&args.filter, &args.skip, args.case_list.as_deref())?;
+    let unmatched = pick.unmatched_list_entries(&loaded.cases);
+    if !unmatched.is_empty() {
+        return Err(format!(
+            "--case-list entries that name no case: {}; nothing ran",
+            unmatched.join(", ")
+        ));
+    }
     let options = CertifyOptions {
         feature_level: args.feature_level,
-        filter: args.filter.clone(),
+        pick: pick.clone(),
         jobs,
         report_dir: Some(dir.clone()),
         baseline,
@@ -127,7 +144,7 @@ fn certify_inner(args: &CertifyArgs) -> Result<u8, String> {
     let applicable = loaded
         .cases
         .iter()
-        .filter(|c| crate::certify::is_applicable(c, &info, &targets, args.filter.as_deref()))
+        .filter(|c| crate::certify::is_applicable(c, &info, &targets, &pick))
         .count();
     let shown_paths = paths
         .iter()
@@ -142,16 +159,11 @@ fn certify_inner(args: &CertifyArgs) -> Result<u8, String> {
         loaded.cases.len(),
         terminal(&shown_paths)
     );
-    let bar = super::progress_bar(applicable as u64);
-    let progress = |result: &CaseResult| {
-        bar.inc(1);
-        if bar.is_hidden() && result.outcome.is_failure() {
-            eprintln!("{} {}", result.outcome.name(), terminal(&result.id));
-        }
-    };
+    let bar = super::progress::Progress::new(applicable as u64, Scope::new(&info, &targets));
+    let progress = |result: &CaseResult| bar.case_done(result);
     let certification = certify_backend(backend.as_ref(), loaded.cases, &options, &progress)
         .map_err(|e| e.to_string())?;
-    bar.finish_and_clear();
+    bar.finish();
     drop(backend);
     if let Some(rescued) = &certification.rescued {
         eprintln!(
@@ -225,13 +237,7 @@ fn folder_name(name: &str) -> String {
 /// Prints the table, the verdict and the baseline comparison; picks the exit status.
 fn summarise(certification: &Certification, dir: &Path) -> u8 {
     let cert = &certification.certificate;
-    print!(
-        "{}",
-        report::terminal_table(
-            &certification.results,
-            Some(certification.meta.feature_level)
-        )
-    );
+    print!("{}", report::terminal_table(&certification.report()));
     for operator in cert.operators.iter().filter(|o| o.claimed && !o.certified) {
         const SHOWN: usize = 8;
         let mut blocking: Vec<String> = operator

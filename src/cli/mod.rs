@@ -3,6 +3,7 @@
 mod certify;
 mod coverage;
 mod generate;
+mod progress;
 mod run;
 mod schema;
 mod validate;
@@ -116,20 +117,6 @@ enum Command {
 enum ReportCommand {
     /// Combine the report folders of shards into one.
     Merge(run::MergeArgs),
-}
-
-/// A progress bar over `length` cases on a terminal; hidden when stderr is not one.
-fn progress_bar(length: u64) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(length);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed}")
-            .expect("static template"),
-    );
-    bar
 }
 
 /// Parses the command line and runs the subcommand; `opconform` alone means `opconform run`.

@@ -7,9 +7,11 @@ use super::{
 use crate::case::load_paths;
 use crate::report::folder::ReportFolder;
 use crate::report::rows::LoadErrorRow;
+use crate::report::timing::CaseTimer;
+use crate::report::verdict::Scope;
 use crate::report::{self, RunMeta, RunReport};
-use crate::runner::{run_cases, CaseResult};
-use crate::selection::{case_set_digest, Selection, Shard};
+use crate::runner::run_cases;
+use crate::selection::{case_set_digest, CasePick, Selection, Shard};
 use clap::Args;
 use opconform_backend::Level;
 use std::path::{Path, PathBuf};
@@ -26,9 +28,16 @@ pub struct RunArgs {
     /// Case files or folders (default: cases/); files outside cases/ work too.
     #[arg(long, num_args = 1..)]
     pub cases: Vec<PathBuf>,
-    /// Run only cases whose id contains this text.
-    #[arg(long)]
-    pub filter: Option<String>,
+    /// Run only cases matching one of these (repeatable): id text, an id glob
+    /// (`dml_argmax::*::uint32_*`), or `tag:NAME` / `tag:GLOB`.
+    #[arg(long, value_name = "PATTERN")]
+    pub filter: Vec<String>,
+    /// Leave out cases matching one of these (repeatable; same patterns as --filter).
+    #[arg(long, value_name = "PATTERN")]
+    pub skip: Vec<String>,
+    /// Run only the cases listed in FILE: one id (or glob) per line, `#` comments.
+    #[arg(long, value_name = "FILE")]
+    pub case_list: Option<PathBuf>,
     /// Report folder (default: reports/<backend>), replaced as a whole by the run's reports.
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
@@ -46,7 +55,9 @@ impl Default for RunArgs {
             backend: "cpu".to_string(),
             feature_level: Level::dml(0x4100),
             cases: Vec::new(),
-            filter: None,
+            filter: Vec::new(),
+            skip: Vec::new(),
+            case_list: None,
             report_dir: None,
             jobs: None,
             shard: None,
@@ -63,6 +74,9 @@ pub struct MergeArgs {
     /// Where to write the combined reports (replaced as a whole).
     #[arg(long)]
     pub out: PathBuf,
+    /// Merge even when shards are missing (the merged run is marked interrupted).
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 /// Runs `opconform run`: nothing is written unless cases load and are selected; then the
@@ -91,21 +105,37 @@ pub fn run(args: &RunArgs) -> u8 {
     for error in &loaded.errors {
         eprintln!("error: {}", terminal(&error.to_string()));
     }
+    let pick = match CasePick::new(&args.filter, &args.skip, args.case_list.as_deref()) {
+        Ok(pick) => pick,
+        Err(e) => {
+            eprintln!("error: {}; nothing ran", terminal(&e));
+            return EXIT_USAGE;
+        }
+    };
+    let unmatched = pick.unmatched_list_entries(&loaded.cases);
+    if !unmatched.is_empty() {
+        eprintln!(
+            "error: --case-list entries that name no case: {}; nothing ran",
+            terminal(&unmatched.join(", "))
+        );
+        return EXIT_USAGE;
+    }
+    let suite = pick.apply(loaded.cases);
+    let case_set_digest = case_set_digest(&suite);
     let selection = Selection {
         feature_level: args.feature_level,
-        filter: args.filter.clone(),
+        pick,
         shard: args.shard,
     };
-    let whole_run = selection.apply_unsharded(loaded.cases);
+    let whole_run = selection.apply_unsharded(suite);
     if whole_run.is_empty() {
         eprintln!(
-            "error: no case to run ({} load error(s); the level and --filter leave none); \
-             nothing ran, {shown_dir} is left as it is",
+            "error: no case selected ({} load error(s); the level, --filter, --skip and \
+             --case-list leave none); nothing ran, {shown_dir} is left as it is",
             loaded.errors.len()
         );
         return EXIT_USAGE;
     }
-    let case_set_digest = case_set_digest(&whole_run);
     let case_count = whole_run.len();
     let cases = selection.take_shard(whole_run);
     let folder = match ReportFolder::open(&dir).and_then(|mut folder| {
@@ -124,27 +154,33 @@ pub fn run(args: &RunArgs) -> u8 {
         folder.append(row);
     }
     let jobs = args.jobs.unwrap_or_else(default_jobs);
-    let bar = super::progress_bar(cases.len() as u64);
+    let info = backend.info();
+    let targets = crate::certify::targets(&info, Some(args.feature_level))
+        .expect("--feature-level is a DirectML level");
+    let progress = super::progress::Progress::new(cases.len() as u64, Scope::new(&info, &targets));
+    let timer = CaseTimer::new();
     let mut results = run_cases(backend.as_ref(), &cases, jobs, &|result| {
+        timer.finished(&result.id);
         folder.append(result);
-        bar.inc(1);
+        progress.case_done(result);
     });
-    bar.finish_and_clear();
+    progress.finish();
     let interrupted = crate::interrupt::requested() || results.len() < cases.len();
     results.sort_by(|a, b| a.id.cmp(&b.id));
-    let report = RunReport {
-        meta: RunMeta {
-            harness_version: env!("CARGO_PKG_VERSION").to_string(),
-            backend: backend.info(),
-            feature_level: args.feature_level,
-            case_set_digest,
-            case_count,
-            shard: args.shard.map(|s| s.to_string()),
-            interrupted,
-        },
-        results,
-        load_errors,
+    let meta = RunMeta {
+        harness_version: env!("CARGO_PKG_VERSION").to_string(),
+        backend: info,
+        feature_level: args.feature_level,
+        targets,
+        case_set_digest,
+        results_digest: String::new(),
+        selection: selection.pick.record(),
+        case_count,
+        shard: args.shard.map(|s| s.to_string()),
+        interrupted,
     };
+    let records = report::case_records(&cases, &timer.into_times());
+    let report = RunReport::new(meta, results, load_errors, records);
     finish(folder, &report)
 }
 
@@ -186,19 +222,15 @@ fn finish(folder: ReportFolder, report: &RunReport) -> u8 {
     }
     let meta = &report.meta;
     let results = &report.results;
-    let failures: Vec<&CaseResult> = results.iter().filter(|r| r.fails_required()).collect();
-    for failure in &failures {
+    let failures = report.failures();
+    print!("{}", report::terminal_table(report));
+    if !failures.is_empty() {
         eprintln!(
-            "FAIL {} ({}): {}",
-            terminal(&failure.id),
-            failure.outcome.name(),
-            terminal(&failure.detail)
+            "{} required case(s) failing (listed above as they ran; diffs in summary.md and \
+             index.html)",
+            failures.len()
         );
     }
-    print!(
-        "{}",
-        report::terminal_table(results, Some(meta.feature_level))
-    );
     println!(
         "{} case(s) on {} ({}); reports in {shown_dir}",
         results.len(),
@@ -236,7 +268,7 @@ fn finish(folder: ReportFolder, report: &RunReport) -> u8 {
 /// Runs `opconform report merge`.
 pub fn merge(args: &MergeArgs) -> u8 {
     let dirs: Vec<&Path> = args.dirs.iter().map(PathBuf::as_path).collect();
-    let report = match report::merge(&dirs) {
+    let report = match report::merge(&dirs, args.allow_partial) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("error: {}", terminal(&e));

@@ -4,6 +4,7 @@
 
 use super::compliance::{self, Matrix};
 use super::escape::{markdown_code, markdown_fenced, markdown_inline, markdown_paragraph};
+use super::verdict::Verdict;
 use super::{operators_in, summary_rows, RunReport, SUMMARY_HEADER};
 use crate::runner::CaseResult;
 use std::fmt::Write as _;
@@ -31,11 +32,12 @@ pub fn render(report: &RunReport) -> String {
     );
     let claims: Vec<String> = b.claims.iter().map(ToString::to_string).collect();
     let _ = writeln!(out, "- claims: {}", claims.join(", "));
-    let _ = writeln!(out, "- target feature level: {}", meta.feature_level);
+    let targets: Vec<String> = meta.targets.iter().map(ToString::to_string).collect();
+    let _ = writeln!(out, "- judged at: {}", targets.join(", "));
     let _ = writeln!(
         out,
-        "- cases: {} (case set sha256 {})",
-        meta.case_count, meta.case_set_digest
+        "- cases: {} (suite sha256 {}; results sha256 {})",
+        meta.case_count, meta.case_set_digest, meta.results_digest
     );
     if !report.load_errors.is_empty() {
         let _ = writeln!(
@@ -49,7 +51,7 @@ pub fn render(report: &RunReport) -> String {
     let _ = writeln!(out, "## Summary\n");
     let _ = writeln!(out, "| {} |", SUMMARY_HEADER.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(SUMMARY_HEADER.len()));
-    for row in summary_rows(results, target) {
+    for row in summary_rows(report) {
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }
     for op in operators_in(results) {
@@ -61,23 +63,42 @@ pub fn render(report: &RunReport) -> String {
         );
         render_matrix(&mut out, &compliance::matrix(op, results, target));
     }
-    let failures: Vec<&CaseResult> = results.iter().filter(|r| r.outcome.is_failure()).collect();
-    let _ = writeln!(out, "\n## Failures ({})\n", failures.len());
-    if failures.is_empty() {
-        let _ = writeln!(out, "None.");
-    }
-    for r in failures {
-        let _ = writeln!(
-            out,
-            "### {} ({}, {}, {:?})\n\n{}\n",
-            markdown_code(&r.id),
-            r.outcome.name(),
-            r.level,
-            r.class,
-            markdown_paragraph(&r.detail)
-        );
-        if let Some(diff) = &r.diff {
-            let _ = writeln!(out, "{}", markdown_fenced(diff, "diff"));
+    for (verdict, title) in [
+        (Verdict::Failure, "Failures (required, failing the run)"),
+        (Verdict::Baselined, "Baselined (expected failures)"),
+        (Verdict::Informational, "Informational cases not passing"),
+        (Verdict::NotClaimed, "Not claimed by the backend"),
+    ] {
+        let listed: Vec<&CaseResult> = results
+            .iter()
+            .filter(|r| report.verdict(&r.id) == verdict)
+            .collect();
+        if listed.is_empty() && verdict != Verdict::Failure {
+            continue;
+        }
+        let _ = writeln!(out, "\n## {title}: {}\n", listed.len());
+        if listed.is_empty() {
+            let _ = writeln!(out, "None.");
+        }
+        for r in listed {
+            let _ = writeln!(
+                out,
+                "### {} ({}, {}, {:?})\n\n{}\n",
+                markdown_code(&r.id),
+                r.outcome.name(),
+                r.level,
+                r.class,
+                markdown_paragraph(&r.detail)
+            );
+            if let Some(reason) = report
+                .record(&r.id)
+                .and_then(|c| c.baseline_reason.as_deref())
+            {
+                let _ = writeln!(out, "Baseline: {}\n", markdown_inline(reason));
+            }
+            if let Some(diff) = &r.diff {
+                let _ = writeln!(out, "{}", markdown_fenced(diff, "diff"));
+            }
         }
     }
     if !report.load_errors.is_empty() {

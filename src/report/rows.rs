@@ -2,9 +2,39 @@
 //! ran ([`CaseResult`]), and one per load error ([`LoadErrorRow`], outcome `load_error`), so a
 //! case whose file does not load is reported rather than missing.
 
+use super::verdict::Verdict;
 use crate::case::LoadError;
 use crate::runner::CaseResult;
 use serde::{Deserialize, Serialize};
+
+/// What `results.jsonl` says of a case beyond its [`CaseResult`]: its tags, how long it took,
+/// its [`Verdict`] and, when a baseline expects it, the baseline's reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseRecord {
+    /// The case's tags (from its case file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Wall time of the case on its worker, in milliseconds (not part of the results digest).
+    #[serde(default)]
+    pub time_ms: u64,
+    /// How the result counts; absent in rows written before verdicts were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// The baseline's reason, for a baselined failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_reason: Option<String>,
+}
+
+/// A case line of `results.jsonl`: the result and its record, as one flat JSON object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseLine {
+    /// What the runner reported.
+    #[serde(flatten)]
+    pub result: CaseResult,
+    /// Tags, time, verdict.
+    #[serde(flatten)]
+    pub record: CaseRecord,
+}
 
 /// The outcome written on a load-error line: always `load_error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,7 +101,7 @@ impl From<&LoadError> for LoadErrorRow {
 #[serde(untagged)]
 pub enum ResultRow {
     /// A case that ran.
-    Case(CaseResult),
+    Case(Box<CaseLine>),
     /// A case or file that did not load.
     LoadError(LoadErrorRow),
 }
@@ -80,19 +110,19 @@ impl ResultRow {
     /// The case id, or for a load error its [`LoadErrorRow::name`].
     pub fn id(&self) -> String {
         match self {
-            ResultRow::Case(result) => result.id.clone(),
+            ResultRow::Case(line) => line.result.id.clone(),
             ResultRow::LoadError(row) => row.name(),
         }
     }
 }
 
-/// Splits rows into case results and load errors.
-pub fn split(rows: Vec<ResultRow>) -> (Vec<CaseResult>, Vec<LoadErrorRow>) {
+/// Splits rows into case lines and load errors.
+pub fn split(rows: Vec<ResultRow>) -> (Vec<CaseLine>, Vec<LoadErrorRow>) {
     let mut results = Vec::new();
     let mut load_errors = Vec::new();
     for row in rows {
         match row {
-            ResultRow::Case(result) => results.push(result),
+            ResultRow::Case(line) => results.push(*line),
             ResultRow::LoadError(row) => load_errors.push(row),
         }
     }
