@@ -181,7 +181,7 @@ impl Pattern {
     fn matches_exact(&self, case: &Case) -> bool {
         match &self.glob {
             Some(_) => self.matches(case),
-            None if self.tag => case.tags.iter().any(|t| *t == self.plain),
+            None if self.tag => case.tags.contains(&self.plain),
             None => case.id == self.plain,
         }
     }

@@ -266,16 +266,16 @@ fn filter_form(out: &mut String, report: &RunReport) {
         "</select></label> <label>text <input id=\"filter-text\" type=\"search\" \
          placeholder=\"id, tag or detail\"></label> <span id=\"filter-count\"></span> ",
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<a id=\"csv\" download=\"results.csv\" href=\"data:text/csv;base64,{}\">results as CSV</a>\
-         </form>\n",
+         </form>",
         base64::engine::general_purpose::STANDARD.encode(results_csv(report))
     );
 }
 
-/// The results as CSV: id, operator, level, class, outcome, verdict, tags, time in ms,
-/// detail (first line).
+/// The results as CSV: id, operator, level, class, outcome, verdict, tags, detail (first
+/// line). No times, so the page of a run does not depend on how fast it was.
 pub fn results_csv(report: &RunReport) -> String {
     let field = |text: &str| {
         // Quoted; a leading formula character is neutralised for spreadsheets.
@@ -286,12 +286,12 @@ pub fn results_csv(report: &RunReport) -> String {
         };
         format!("\"{}\"", text.replace('"', "\"\""))
     };
-    let mut csv = String::from("id,operator,level,class,outcome,verdict,tags,time_ms,detail\n");
+    let mut csv = String::from("id,operator,level,class,outcome,verdict,tags,detail\n");
     for r in &report.results {
         let record = report.record(&r.id);
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{}",
             field(&r.id),
             field(r.operator.name()),
             field(&r.level.to_string()),
@@ -299,7 +299,6 @@ pub fn results_csv(report: &RunReport) -> String {
             field(r.outcome.name()),
             field(report.verdict(&r.id).name()),
             field(&record.map_or_else(String::new, |c| c.tags.join(" "))),
-            record.map_or(0, |c| c.time_ms),
             field(r.detail.lines().next().unwrap_or("")),
         );
     }
@@ -332,9 +331,9 @@ fn failures(out: &mut String, report: &RunReport) {
         if listed.is_empty() && group.0 != "wrong-answers" {
             continue;
         }
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<section id=\"{}\" class=\"group\"><h2>{} ({})</h2>\n",
+            "<section id=\"{}\" class=\"group\"><h2>{} ({})</h2>",
             group.0,
             group.1,
             listed.len()
@@ -477,12 +476,12 @@ fn matrix_table(out: &mut String, matrix: &Matrix, rows: &[usize]) {
 }
 
 fn all_results(out: &mut String, report: &RunReport) {
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<section id=\"results\"><h2>All results</h2><details id=\"all-results\"><summary>{} \
          result(s), one row each (the filter opens this)</summary><table class=\"results\">\
          <tr><th>case</th><th>operator</th><th>level</th><th>class</th><th>outcome</th>\
-         <th>verdict</th></tr>\n",
+         <th>verdict</th></tr>",
         report.results.len()
     );
     for r in &report.results {
@@ -540,12 +539,12 @@ fn about(out: &mut String, report: &RunReport) {
     let meta = &report.meta;
     let b = &meta.backend;
     let claims: Vec<String> = b.claims.iter().map(ToString::to_string).collect();
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<section id=\"about\"><h2>About this run</h2><ul>\
          <li>backend: {} {} on {}</li><li>claims: {}</li>\
          <li>cases: {} (suite sha256 <code>{}</code>)</li>\
-         <li>results sha256 <code>{}</code></li><li>harness: opconform {}</li></ul></section>\n",
+         <li>results sha256 <code>{}</code></li><li>harness: opconform {}</li></ul></section>",
         escape(&b.name),
         escape(&b.version),
         escape(&b.device),
