@@ -511,3 +511,249 @@ fn jobs_paths_and_levels_are_checked_before_anything_runs() {
     );
     std::fs::remove_dir_all(&root).ok();
 }
+
+fn run_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn zero_selected_cases_fail_with_exit_2_for_run_and_certify() {
+    let root = scratch("zero");
+    let dir = root.join("r");
+    let dir = dir.to_str().unwrap();
+    let run = opconform(&["run", "--filter", "no-case-has-this", "--report-dir", dir]);
+    assert_eq!(run.status.code(), Some(2));
+    let certify = opconform(&[
+        "certify",
+        "--backend",
+        "cpu",
+        "--cases",
+        "cases/documented",
+        "--filter",
+        "no-case-has-this",
+        "--report-dir",
+        dir,
+    ]);
+    assert_eq!(
+        certify.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&certify.stderr)
+    );
+    assert!(String::from_utf8_lossy(&certify.stderr).contains("no case selected"));
+    assert!(!Path::new(dir).exists(), "nothing is written");
+    std::fs::remove_dir_all(&root).ok();
+}
+
+#[test]
+fn merge_refuses_an_incomplete_set_of_shards_unless_allowed() {
+    let root = scratch("partial-merge");
+    let dir = |name: &str| root.join(name).to_string_lossy().into_owned();
+    for shard in ["1/3", "2/3"] {
+        let name = format!("s{}", &shard[..1]);
+        let out = opconform(&[
+            "run",
+            "--cases",
+            "cases/documented",
+            "--shard",
+            shard,
+            "--report-dir",
+            &dir(&name),
+        ]);
+        assert_eq!(out.status.code(), Some(0));
+    }
+    let merged = opconform(&[
+        "report",
+        "merge",
+        &dir("s1"),
+        &dir("s2"),
+        "--out",
+        &dir("m"),
+    ]);
+    assert_eq!(merged.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&merged.stderr);
+    assert!(stderr.contains("3/3 missing"), "{stderr}");
+    let twice = opconform(&[
+        "report",
+        "merge",
+        &dir("s1"),
+        &dir("s1"),
+        "--out",
+        &dir("m"),
+    ]);
+    assert_eq!(twice.status.code(), Some(2));
+    let allowed = opconform(&[
+        "report",
+        "merge",
+        &dir("s1"),
+        &dir("s2"),
+        "--out",
+        &dir("m"),
+        "--allow-partial",
+    ]);
+    assert_eq!(allowed.status.code(), Some(130));
+    assert_eq!(run_json(&root.join("m"))["interrupted"], true);
+    std::fs::remove_dir_all(&root).ok();
+}
+
+#[test]
+fn the_suite_digest_is_the_same_for_every_backend_and_verify_recomputes_it() {
+    let root = scratch("digest");
+    let dir = |name: &str| root.join(name).to_string_lossy().into_owned();
+    let cases = ["--cases", "cases/documented", "cases/negative"];
+    let run = opconform(&[&["run", "--report-dir", &dir("run")][..], &cases].concat());
+    assert_eq!(run.status.code(), Some(0));
+    let low = opconform(
+        &[
+            &[
+                "certify",
+                "--backend",
+                "cpu",
+                "--feature-level",
+                "3_0",
+                "--report-dir",
+                &dir("low"),
+            ][..],
+            &cases,
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        low.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&low.stderr)
+    );
+    let (a, b) = (run_json(&root.join("run")), run_json(&root.join("low")));
+    assert_eq!(a["case_set_digest"], b["case_set_digest"]);
+    assert_ne!(
+        a["case_count"], b["case_count"],
+        "the targets differ, the suite does not"
+    );
+    let cert: serde_json::Value =
+        serde_json::from_str(&read(&root.join("low"), "certificate.json")).unwrap();
+    assert_eq!(cert["case_set_digest"], a["case_set_digest"]);
+    assert_eq!(cert["results_digest"], b["results_digest"]);
+
+    for name in ["run", "low"] {
+        let verify = opconform(&[&["verify", &dir(name)][..], &cases].concat());
+        let stdout = String::from_utf8_lossy(&verify.stdout);
+        assert_eq!(verify.status.code(), Some(0), "{stdout}");
+        assert!(stdout.contains("ok suite digest"), "{stdout}");
+    }
+    // A tampered result is caught by the results digest and the certificate check.
+    let results = root.join("low/results.jsonl");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let tampered = text.replacen("\"outcome\":\"pass\"", "\"outcome\":\"fail\"", 1);
+    std::fs::write(&results, tampered).unwrap();
+    let verify = opconform(&[&["verify", &dir("low")][..], &cases].concat());
+    let stdout = String::from_utf8_lossy(&verify.stdout);
+    assert_eq!(verify.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("MISMATCH results digest"), "{stdout}");
+    assert!(stdout.contains("MISMATCH certificate verdict"), "{stdout}");
+    // Other case files: the suite digest differs.
+    let verify = opconform(&["verify", &dir("run"), "--cases", "cases/documented"]);
+    assert_eq!(verify.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&verify.stdout).contains("MISMATCH suite digest"));
+    std::fs::remove_dir_all(&root).ok();
+}
+
+#[test]
+fn filters_take_globs_and_tags_skips_and_case_lists() {
+    let root = scratch("select");
+    let dir = |name: &str| root.join(name).to_string_lossy().into_owned();
+    let ids = |name: &str| -> Vec<String> {
+        read(&root.join(name), "results.jsonl")
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let out = opconform(&[
+        "run",
+        "--cases",
+        "cases/documented",
+        "--filter",
+        "dml_argmax::*",
+        "--filter",
+        "ov_one_hot_1::*",
+        "--skip",
+        "*example_1",
+        "--report-dir",
+        &dir("glob"),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = ids("glob");
+    assert!(!got.is_empty());
+    assert!(got.iter().all(|id| (id.starts_with("dml_argmax::")
+        || id.starts_with("ov_one_hot_1::"))
+        && !id.ends_with("example_1")));
+    let list = root.join("list.txt");
+    std::fs::write(&list, format!("# two cases\n{}\n\n{}\n", got[0], got[1])).unwrap();
+    let out = opconform(&[
+        "run",
+        "--cases",
+        "cases/documented",
+        "--case-list",
+        list.to_str().unwrap(),
+        "--report-dir",
+        &dir("list"),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(ids("list"), got[..2]);
+    assert_eq!(
+        run_json(&root.join("list"))["selection"]["case_list"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    std::fs::write(&list, "dml_argmax::cases::no_such_case\n").unwrap();
+    let out = opconform(&[
+        "run",
+        "--cases",
+        "cases/documented",
+        "--case-list",
+        list.to_str().unwrap(),
+        "--report-dir",
+        &dir("typo"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no_such_case"));
+    // Tags are recorded and can be filtered on.
+    let tagged = read(&root.join("glob"), "results.jsonl");
+    let tag = tagged
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| {
+            v["tags"]
+                .as_array()
+                .and_then(|t| t.first())
+                .and_then(|t| t.as_str().map(String::from))
+        });
+    if let Some(tag) = tag {
+        let out = opconform(&[
+            "run",
+            "--cases",
+            "cases/documented",
+            "--filter",
+            &format!("tag:{tag}"),
+            "--report-dir",
+            &dir("tag"),
+        ]);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(read(&root.join("tag"), "results.jsonl")
+            .lines()
+            .all(|l| l.contains(&format!("\"{tag}\""))));
+    }
+    std::fs::remove_dir_all(&root).ok();
+}

@@ -53,3 +53,75 @@ fn committed_cpu_reports_are_current() {
         );
     }
 }
+
+/// Every line the reports write fits `docs/results.schema.json`: keys declared, required keys
+/// present, enum values listed (the schema's enums are the code's).
+#[test]
+fn results_lines_fit_the_published_schema() {
+    use opconform::report::verdict::Verdict;
+    use opconform::runner::Outcome;
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join("docs/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let case = &schema["oneOf"][0];
+    let props = case["properties"].as_object().unwrap();
+    let names = |key: &str| -> Vec<String> {
+        props[key]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names("outcome"), Outcome::ALL.map(|o| o.name().to_string()));
+    let mut verdicts = names("verdict");
+    verdicts.sort();
+    let mut ours: Vec<String> = Verdict::ALL.iter().map(|v| v.name().to_string()).collect();
+    ours.sort();
+    assert_eq!(verdicts, ours);
+    assert_eq!(
+        names("operator"),
+        opconform_backend::OperatorKind::ALL.map(|o| o.name().to_string())
+    );
+    let text = std::fs::read_to_string(repo.join("reports/cpu/results.jsonl")).unwrap();
+    let id = regex_lite_like(props["id"]["pattern"].as_str().unwrap());
+    for line in text.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let object = value.as_object().unwrap();
+        for key in object.keys() {
+            assert!(
+                props.contains_key(key),
+                "{key} is not in the schema: {line}"
+            );
+        }
+        for key in case["required"].as_array().unwrap() {
+            assert!(
+                object.contains_key(key.as_str().unwrap()),
+                "{key} missing: {line}"
+            );
+        }
+        assert!(id(object["id"].as_str().unwrap()), "{line}");
+    }
+}
+
+/// The id pattern `^[a-z0-9_]+(::[A-Za-z0-9_.-]+)+$`, checked by hand.
+fn regex_lite_like(pattern: &str) -> impl Fn(&str) -> bool {
+    assert_eq!(pattern, "^[a-z0-9_]+(::[A-Za-z0-9_.-]+)+$");
+    |id: &str| {
+        let mut parts = id.split("::");
+        let first = parts.next().unwrap_or("");
+        let rest: Vec<&str> = parts.collect();
+        !first.is_empty()
+            && first
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !rest.is_empty()
+            && rest.iter().all(|p| {
+                !p.is_empty()
+                    && p.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            })
+    }
+}

@@ -14,6 +14,7 @@
 
 pub mod baseline;
 pub mod certificate;
+pub mod verify;
 
 pub use baseline::{Baseline, BaselineComparison, ExpectedFailure, NewFailure};
 pub use certificate::{BlockingCase, Certificate, OperatorCertificate};

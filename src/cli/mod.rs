@@ -7,6 +7,7 @@ mod progress;
 mod run;
 mod schema;
 mod validate;
+mod verify;
 
 pub use schema::case_schema_json;
 
@@ -108,6 +109,9 @@ enum Command {
     Generate(generate::GenerateArgs),
     /// List every spec rule and support-table cell with the cases that exercise it.
     Coverage(coverage::CoverageArgs),
+    /// Check a report folder offline: results digest, verdicts, suite digest from the case
+    /// files, and the certificate recomputed from the results.
+    Verify(verify::VerifyArgs),
     /// Work with report folders.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -130,6 +134,7 @@ pub fn main() -> ExitCode {
         Some(Command::Certify(args)) => certify::certify(&args),
         Some(Command::Generate(args)) => generate::generate(&args),
         Some(Command::Coverage(args)) => coverage::coverage(&args),
+        Some(Command::Verify(args)) => verify::verify(&args),
         Some(Command::Report(ReportCommand::Merge(args))) => run::merge(&args),
     };
     ExitCode::from(status)

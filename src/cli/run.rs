@@ -226,8 +226,7 @@ fn finish(folder: ReportFolder, report: &RunReport) -> u8 {
     print!("{}", report::terminal_table(report));
     if !failures.is_empty() {
         eprintln!(
-            "{} required case(s) failing (listed above as they ran; diffs in summary.md and \
-             index.html)",
+            "{} required case(s) failing (diffs in summary.md and index.html)",
             failures.len()
         );
     }

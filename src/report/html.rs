@@ -274,8 +274,8 @@ fn filter_form(out: &mut String, report: &RunReport) {
     );
 }
 
-/// The results as CSV: id, operator, level, class, outcome, verdict, tags, time in ms,
-/// detail (first line).
+/// The results as CSV: id, operator, level, class, outcome, verdict, tags, detail (first
+/// line). No times, so the page of a run does not depend on how fast it was.
 pub fn results_csv(report: &RunReport) -> String {
     let field = |text: &str| {
         // Quoted; a leading formula character is neutralised for spreadsheets.
@@ -286,12 +286,12 @@ pub fn results_csv(report: &RunReport) -> String {
         };
         format!("\"{}\"", text.replace('"', "\"\""))
     };
-    let mut csv = String::from("id,operator,level,class,outcome,verdict,tags,time_ms,detail\n");
+    let mut csv = String::from("id,operator,level,class,outcome,verdict,tags,detail\n");
     for r in &report.results {
         let record = report.record(&r.id);
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{}",
             field(&r.id),
             field(r.operator.name()),
             field(&r.level.to_string()),
@@ -299,7 +299,6 @@ pub fn results_csv(report: &RunReport) -> String {
             field(r.outcome.name()),
             field(report.verdict(&r.id).name()),
             field(&record.map_or_else(String::new, |c| c.tags.join(" "))),
-            record.map_or(0, |c| c.time_ms),
             field(r.detail.lines().next().unwrap_or("")),
         );
     }

@@ -123,3 +123,107 @@ fn test_case(result: &CaseResult, run: &RunReport) -> TestCase {
     }
     case
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::CaseClass;
+    use crate::report::rows::CaseRecord;
+    use crate::report::RunMeta;
+    use opconform_backend::{BackendInfo, Level, OperatorKind};
+    use std::collections::BTreeMap;
+
+    fn result(id: &str, class: CaseClass, outcome: Outcome, level: Level) -> CaseResult {
+        CaseResult {
+            id: id.into(),
+            operator: OperatorKind::DmlArgMax,
+            level,
+            class,
+            negative: false,
+            outcome,
+            detail: format!("{id} detail"),
+            diff: None,
+            tensors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_required_unbaselined_failures_fail_and_everything_has_a_time() {
+        use CaseClass::{Informational, Required};
+        let at = Level::dml(0x3000);
+        let results = vec![
+            result("a_pass", Required, Outcome::Pass, at),
+            result("b_baselined", Required, Outcome::Fail, at),
+            result("c_informational", Informational, Outcome::Fail, at),
+            result("d_unsupported", Required, Outcome::Unsupported, at),
+            result(
+                "e_above",
+                Required,
+                Outcome::Unsupported,
+                Level::dml(0x4100),
+            ),
+            result("f_fail", Required, Outcome::Fail, at),
+        ];
+        let mut records = BTreeMap::new();
+        records.insert(
+            "b_baselined".to_string(),
+            CaseRecord {
+                baseline_reason: Some("known".into()),
+                time_ms: 1500,
+                ..CaseRecord::default()
+            },
+        );
+        let meta = RunMeta {
+            harness_version: "0".into(),
+            backend: BackendInfo {
+                name: "b".into(),
+                version: "1".into(),
+                device: "d".into(),
+                claims: vec![Level::dml(0x3000)],
+                operators: vec![OperatorKind::DmlArgMax],
+            },
+            feature_level: Level::dml(0x3000),
+            targets: vec![Level::dml(0x3000)],
+            case_set_digest: "s".into(),
+            results_digest: String::new(),
+            selection: Default::default(),
+            case_count: results.len(),
+            shard: None,
+            interrupted: false,
+        };
+        let report = RunReport::new(meta, results, Vec::new(), records);
+        let xml = render(&report).unwrap();
+        let case = |id: &str| {
+            let start = xml.find(&format!("<testcase name=\"{id}\"")).unwrap();
+            let end = start + xml[start..].find("</testcase>").unwrap();
+            xml[start..end].to_string()
+        };
+        assert!(!case("a_pass").contains("<failure") && !case("a_pass").contains("<skipped"));
+        assert!(case("b_baselined").contains("<skipped message=\"baselined (expected fail: known)"));
+        assert!(
+            case("b_baselined").contains("time=\"1.500\""),
+            "{}",
+            case("b_baselined")
+        );
+        assert!(case("c_informational").contains("<skipped message=\"informational case"));
+        assert!(
+            case("d_unsupported").contains("<failure"),
+            "{}",
+            case("d_unsupported")
+        );
+        assert!(case("e_above").contains("<skipped message=\"not claimed"));
+        assert!(case("f_fail").contains("<failure"));
+        assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+        assert_eq!(
+            xml.matches("<testcase ").count(),
+            xml.matches("<testcase name=\"").count()
+        );
+        for element in ["<testcase ", "<testsuite ", "<testsuites "] {
+            for (i, _) in xml.match_indices(element) {
+                let tag = &xml[i..i + xml[i..].find('>').unwrap()];
+                assert!(tag.contains(" time=\""), "no time in {tag}");
+            }
+        }
+        assert_eq!(report.failures().len(), 2);
+    }
+}
