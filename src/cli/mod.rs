@@ -2,6 +2,7 @@
 
 mod certify;
 mod coverage;
+mod explore;
 mod generate;
 mod run;
 mod schema;
@@ -107,6 +108,8 @@ enum Command {
     Generate(generate::GenerateArgs),
     /// List every spec rule and support-table cell with the cases that exercise it.
     Coverage(coverage::CoverageArgs),
+    /// Draw random valid cases within a backend's claims; shrink failures to minimal cases.
+    Explore(explore::ExploreArgs),
     /// Work with report folders.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -143,6 +146,7 @@ pub fn main() -> ExitCode {
         Some(Command::Certify(args)) => certify::certify(&args),
         Some(Command::Generate(args)) => generate::generate(&args),
         Some(Command::Coverage(args)) => coverage::coverage(&args),
+        Some(Command::Explore(args)) => explore::explore(&args),
         Some(Command::Report(ReportCommand::Merge(args))) => run::merge(&args),
     };
     ExitCode::from(status)
