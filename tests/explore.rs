@@ -152,3 +152,63 @@ fn the_cpu_backend_has_no_findings() {
     );
     assert!(result.findings.is_empty(), "{:#?}", result.findings);
 }
+
+/// Runs the `opconform` binary; returns the exit status and stdout plus stderr.
+fn opconform(args: &[&str]) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_opconform"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr),
+    )
+}
+
+#[test]
+fn the_cli_exits_0_with_nothing_found_and_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("opconform-explore-cli-{}", std::process::id()));
+    let out = dir.join("findings");
+    let (status, output) = opconform(&[
+        "explore",
+        "--backend",
+        "cpu",
+        "--cases",
+        "40",
+        "--seed",
+        "9",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 0, "{output}");
+    assert!(
+        output.contains("40 case(s) drawn at 4_1 with seed 9: 0 distinct failure(s)"),
+        "{output}"
+    );
+    assert!(!out.exists(), "nothing found, nothing written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_cli_exits_2_on_usage_errors() {
+    for args in [
+        &["explore", "--cases", "5"][..],
+        &["explore", "--backend", "nosuch", "--cases", "5"],
+        &[
+            "explore",
+            "--backend",
+            "cpu",
+            "--cases",
+            "5",
+            "--time",
+            "5s",
+        ],
+        &["explore", "--backend", "cpu", "--time", "soon"],
+        &["explore", "--backend", "cpu", "--operator", "DML_SOFTMAX"],
+        &["explore", "--backend", "cpu", "--feature-level", "opset1"],
+    ] {
+        let (status, output) = opconform(args);
+        assert_eq!(status, 2, "{args:?}: {output}");
+    }
+}

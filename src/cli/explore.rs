@@ -195,6 +195,12 @@ fn print_summary(out: &Path, options: &Options, result: &Exploration) {
         result.findings.len(),
         result.informational.len()
     );
+    if result.no_valid_draw > 0 {
+        println!(
+            "{} draw(s) found no descriptor valid at {}",
+            result.no_valid_draw, options.level
+        );
+    }
     for finding in &result.findings {
         println!(
             "FAIL {}/{}.yaml ({}, {} elements): {}",

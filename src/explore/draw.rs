@@ -48,7 +48,8 @@ pub struct Recipe {
     pub axes: Vec<u32>,
     /// ArgMax: `AxisDirection`.
     pub direction: AxisDirection,
-    /// NonZeroCoordinates: (count rank, coordinates rank); OneHot: (values rank, unused).
+    /// NonZeroCoordinates: (count rank, coordinates rank); OneHot: (values rank, unused), the
+    /// output's rank.
     pub ranks: (usize, usize),
     /// OneHot: OffValue and OnValue bits.
     pub values: [u64; 2],
@@ -249,7 +250,8 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
                 data,
                 axes: vec![axis as u32],
                 direction: AxisDirection::Increasing,
-                ranks: (pick_rank(rng, "ValuesTensor"), 0),
+                // ONE_HOT.DIMENSION_COUNT_EQUAL: the values have the output's dimension count.
+                ranks: (rank, 0),
                 values: [pair[0], pair[1]],
             }
         }

@@ -95,7 +95,7 @@ fn without_dimension(recipe: &Recipe, d: usize, k: u32) -> Option<Recipe> {
         return None;
     }
     let ranks = match recipe.operator {
-        OperatorKind::DmlOneHot => (recipe.ranks.0.saturating_sub(1).max(1), 0),
+        OperatorKind::DmlOneHot => (sizes.len(), 0),
         _ => recipe.ranks,
     };
     Some(Recipe {
@@ -124,8 +124,11 @@ fn fewer_axes(recipe: &Recipe) -> Vec<Recipe> {
         .collect()
 }
 
-/// NonZeroCoordinates' and OneHot's extra tensors with one dimension fewer.
+/// NonZeroCoordinates' output tensors with one dimension fewer.
 fn lower_ranks(recipe: &Recipe) -> Vec<Recipe> {
+    if recipe.operator != OperatorKind::DmlNonZeroCoordinates {
+        return Vec::new();
+    }
     let (a, b) = recipe.ranks;
     let mut out = Vec::new();
     if a > 1 {
