@@ -212,3 +212,64 @@ fn the_cli_exits_2_on_usage_errors() {
         assert_eq!(status, 2, "{args:?}: {output}");
     }
 }
+
+/// The CPU backend with DML_ONE_HOT treating negative indices as out of range (OffValue
+/// everywhere in their sequence).
+struct NegativeIndicesIgnored(CpuBackend);
+
+impl Backend for NegativeIndicesIgnored {
+    fn info(&self) -> BackendInfo {
+        self.0.info()
+    }
+
+    fn execute(
+        &self,
+        operator: &OperatorDesc,
+        inputs: &[Tensor],
+        outputs: &mut [Tensor],
+        level: Level,
+    ) -> Result<(), BackendError> {
+        let OperatorDesc::OneHot(desc) = operator else {
+            return self.0.execute(operator, inputs, outputs, level);
+        };
+        let indices = &inputs[0];
+        let signed = desc.indices.data_type.is_signed_integer();
+        let width = desc.indices.data_type.size_in_bytes();
+        let negative = signed
+            && indices
+                .data
+                .chunks_exact(width)
+                .any(|e| e[width - 1] & 0x80 != 0);
+        if !negative {
+            return self.0.execute(operator, inputs, outputs, level);
+        }
+        // Replace each negative index by one far out of range, then run the CPU backend.
+        let mut data = indices.data.clone();
+        for element in data.chunks_exact_mut(width) {
+            if element[width - 1] & 0x80 != 0 {
+                element.fill(0);
+                element[width / 2] = 0x7f;
+            }
+        }
+        let changed = Tensor::from_bytes(indices.desc.clone(), data).unwrap();
+        let inputs = [changed, inputs[1].clone()];
+        self.0.execute(operator, &inputs, outputs, level)
+    }
+}
+
+#[test]
+fn a_planted_one_hot_bug_is_found_and_shrunk() {
+    let backend = NegativeIndicesIgnored(CpuBackend::new());
+    let result = run(&backend, &options(3, 60, OperatorKind::DmlOneHot));
+    assert!(!result.findings.is_empty(), "{result:?}");
+    for finding in &result.findings {
+        // One negative index and a sequence of one or two elements.
+        assert!(
+            finding.elements <= 8,
+            "{} elements\n{}",
+            finding.elements,
+            finding.text
+        );
+        check_minimal_case(&backend, &finding.text);
+    }
+}

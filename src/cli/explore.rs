@@ -1,7 +1,7 @@
 //! `opconform explore`: random valid cases within a backend's claims, failures shrunk to
 //! minimal case files (see [`crate::explore`] and docs/explore.md).
 
-use super::{parse_directml_level, terminal, EXIT_FAILURES, EXIT_OK, EXIT_USAGE};
+use super::{parse_directml_level, terminal, EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
 use crate::explore::{self, Budget, Exploration, Finding, Options};
 use crate::protocol::{ProcessBackend, ProcessOptions};
 use clap::Args;
@@ -140,6 +140,13 @@ fn explore_inner(args: &ExploreArgs) -> Result<u8, String> {
     }
     write_findings(&args.out, &result)?;
     print_summary(&args.out, &options, &result);
+    if crate::interrupt::requested() {
+        eprintln!(
+            "interrupted after {} case(s); the findings so far are written",
+            result.tried
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
     Ok(if result.findings.is_empty() {
         EXIT_OK
     } else {

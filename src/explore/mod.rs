@@ -25,6 +25,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The most backend runs a shrink of a timeout makes (each may take the whole case timeout).
+const MAX_TIMEOUT_SHRINK_RUNS: usize = 8;
+
 /// How many attempts one draw gets to find a descriptor valid at the level.
 const DRAW_ATTEMPTS: usize = 32;
 
@@ -207,7 +210,7 @@ fn signature(result: &CaseResult) -> (Outcome, CaseClass, Vec<String>) {
 }
 
 /// Greedy shrinking: takes the first smaller candidate that fails the same way, until none
-/// does or `max_shrink_runs` runs are spent. `None` when no candidate reproduced.
+/// does or `max_shrink_runs` runs are spent ([`MAX_TIMEOUT_SHRINK_RUNS`] for a timeout). `None` when no candidate reproduced.
 fn shrink(
     backend: &dyn Backend,
     info: &BackendInfo,
@@ -218,9 +221,14 @@ fn shrink(
     let mut best: Option<(Recipe, Prepared, CaseResult)> = None;
     let mut current = recipe;
     let mut runs = 0usize;
+    let limit = if wanted.0 == Outcome::Timeout {
+        options.max_shrink_runs.min(MAX_TIMEOUT_SHRINK_RUNS)
+    } else {
+        options.max_shrink_runs
+    };
     'outer: loop {
         for candidate in shrink::candidates(&current) {
-            if runs >= options.max_shrink_runs || crate::interrupt::requested() {
+            if runs >= limit || crate::interrupt::requested() {
                 break 'outer;
             }
             let Some(prepared) = prepare(&candidate, options) else {
