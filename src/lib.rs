@@ -10,6 +10,7 @@ pub mod case;
 pub mod certify;
 pub mod cli;
 pub mod coverage;
+pub mod explore;
 pub mod generate;
 pub mod interrupt;
 pub mod protocol;

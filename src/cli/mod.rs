@@ -2,6 +2,7 @@
 
 mod certify;
 mod coverage;
+mod explore;
 mod generate;
 mod progress;
 mod run;
@@ -112,6 +113,8 @@ enum Command {
     /// Check a report folder offline: results digest, verdicts, suite digest from the case
     /// files, and the certificate recomputed from the results.
     Verify(verify::VerifyArgs),
+    /// Draw random valid cases within a backend's claims; shrink failures to minimal cases.
+    Explore(explore::ExploreArgs),
     /// Work with report folders.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -135,6 +138,7 @@ pub fn main() -> ExitCode {
         Some(Command::Generate(args)) => generate::generate(&args),
         Some(Command::Coverage(args)) => coverage::coverage(&args),
         Some(Command::Verify(args)) => verify::verify(&args),
+        Some(Command::Explore(args)) => explore::explore(&args),
         Some(Command::Report(ReportCommand::Merge(args))) => run::merge(&args),
     };
     ExitCode::from(status)
