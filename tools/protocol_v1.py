@@ -482,11 +482,11 @@ def _check_argmax(op, require):
 
 
 def ov_output_sizes(op):
-    """The OneHot-1 output shape, or None when axis or depth are out of range."""
+    """The OneHot-1 output shape (depth not bounded to 32 bits, so no output matches a larger one), or None when axis or depth are out of range."""
     n = len(op["indices"]["sizes"])
     axis = op["axis"] + n + 1 if op["axis"] < 0 else op["axis"]
     depth = op["depth_value"]
-    if not 0 <= axis <= n or not 0 < depth <= 2**32 - 1:
+    if not 0 <= axis <= n or not 0 < depth:  # a depth beyond 32 bits still gets a shape
         return None
     sizes = list(op["indices"]["sizes"])
     sizes.insert(axis, depth)
