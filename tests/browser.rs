@@ -118,12 +118,18 @@ fn report_pages_work_in_headless_chromium() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A run with failures: two cases whose expected outputs are deliberately wrong.
+    let wrong_cases = root.join("wrong-cases");
+    std::fs::create_dir_all(&wrong_cases).unwrap();
+    std::fs::write(wrong_cases.join("wrong.yaml"), WRONG_CASES).unwrap();
     let failing = root.join("failing");
     let out = opconform(&[
-        "report",
-        "merge",
-        "reports/onnxruntime",
-        "--out",
+        "run",
+        "--cases",
+        wrong_cases.to_str().unwrap(),
+        "--cases",
+        "cases/documented",
+        "--report-dir",
         failing.to_str().unwrap(),
     ]);
     assert_eq!(
@@ -132,7 +138,6 @@ fn report_pages_work_in_headless_chromium() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-
     for (name, dir, headline) in [("clean", &clean, "PASS"), ("failing", &failing, "FAIL")] {
         let page = dir.join("index.html");
         let html = std::fs::read_to_string(&page).unwrap();
@@ -165,8 +170,8 @@ fn report_pages_work_in_headless_chromium() {
     // Every failure of the failing report has an entry the results table links to.
     let html = std::fs::read_to_string(failing.join("index.html")).unwrap();
     for id in [
-        "dml_one_hot::generated::on_off_values::float16_nan_payloads",
-        "ov_one_hot_1::generated::values::float16_nans",
+        "dml_one_hot::wrong::example_1_wrong",
+        "ov_one_hot_1::wrong::scalar_wrong",
     ] {
         let anchor = opconform::report::html_anchor(id);
         assert!(
@@ -177,3 +182,32 @@ fn report_pages_work_in_headless_chromium() {
     }
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// Two cases whose expected outputs are wrong on purpose, so that a correct backend fails them.
+const WRONG_CASES: &str = r#"format: 1
+cases:
+  - id: example_1_wrong
+    operator: DML_ONE_HOT
+    level: "2_0"
+    exercises: [ONE_HOT.SEQUENCE]
+    source: {hand_written: "a deliberately wrong expectation for the browser test"}
+    attributes: {Axis: 3}
+    inputs:
+      IndicesTensor: {type: UINT32, sizes: [1, 1, 1, 1], data: [0]}
+      ValuesTensor: {type: FLOAT32, sizes: [1, 1, 1, 2], data: [0, 1]}
+    outputs:
+      OutputTensor: {type: FLOAT32, sizes: [1, 1, 1, 2], data: [0, 1]}
+  - id: scalar_wrong
+    operator: OneHot-1
+    level: opset1
+    exercises: [ONEHOT1.SELECTION]
+    source: {hand_written: "a deliberately wrong expectation for the browser test"}
+    attributes: {axis: -1}
+    inputs:
+      indices: {type: INT64, sizes: [], data: [1]}
+      depth: {type: INT64, sizes: [], data: [2]}
+      on_value: {type: FLOAT32, sizes: [], data: [1]}
+      off_value: {type: FLOAT32, sizes: [], data: [0]}
+    outputs:
+      output: {type: FLOAT32, sizes: [2], data: [1, 0]}
+"#;
