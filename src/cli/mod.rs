@@ -10,7 +10,7 @@ mod schema;
 mod validate;
 mod verify;
 
-pub use schema::case_schema_json;
+pub use schema::{case_schema_json, certificate_schema_json};
 
 use clap::{Parser, Subcommand};
 use opconform_backend::{Level, SpecFamily};
