@@ -134,8 +134,12 @@ impl OperatorCertificate {
         if !self.claimed {
             return "not claimed".to_string();
         }
-        if let Some(level) = self.certified_at {
-            return format!("certified at {level}");
+        if self.certified {
+            // `certified_at` is the target; certificates of format 1 lack it.
+            return format!(
+                "certified at {}",
+                level_text(self.certified_at.or(self.target))
+            );
         }
         match (self.highest_level_passed, self.next_level) {
             (_, None) if interrupted => {

@@ -7,6 +7,7 @@ mod generate;
 mod progress;
 mod run;
 mod schema;
+mod scoreboard;
 mod validate;
 mod verify;
 
@@ -124,6 +125,8 @@ enum Command {
 enum ReportCommand {
     /// Combine the report folders of shards into one.
     Merge(run::MergeArgs),
+    /// Put several backends' report folders side by side on one page (`index.html`).
+    Scoreboard(scoreboard::ScoreboardArgs),
 }
 
 /// Parses the command line and runs the subcommand; `opconform` alone means `opconform run`.
@@ -140,6 +143,7 @@ pub fn main() -> ExitCode {
         Some(Command::Verify(args)) => verify::verify(&args),
         Some(Command::Explore(args)) => explore::explore(&args),
         Some(Command::Report(ReportCommand::Merge(args))) => run::merge(&args),
+        Some(Command::Report(ReportCommand::Scoreboard(args))) => scoreboard::scoreboard(&args),
     };
     ExitCode::from(status)
 }
