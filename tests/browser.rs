@@ -183,6 +183,69 @@ fn report_pages_work_in_headless_chromium() {
     std::fs::remove_dir_all(&root).ok();
 }
 
+/// The committed scoreboard (`reports/index.html`) loads with no request, its links are
+/// relative, its anchors resolve, and it has one column per committed backend folder.
+#[test]
+fn the_scoreboard_works_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but no Chromium found: install Debian's `chromium` (apt-get install chromium)"
+        );
+        eprintln!("SKIPPED the_scoreboard_works_in_headless_chromium: no Chromium on PATH");
+        return;
+    };
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let page = repo.join("reports/index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("content=\"default-src 'none';"),
+        "the scoreboard must forbid every request"
+    );
+    assert!(
+        !html.contains(" src=") && !html.contains("<link"),
+        "no external resource"
+    );
+    let root = std::env::temp_dir().join(format!("opconform-board-{}", std::process::id()));
+    std::fs::remove_dir_all(&root).ok();
+    let profile = root.join("profile");
+    let dom = browse(&browser, &profile, &page, "--dump-dom");
+    let (ok, height, text) = self_check(&dom);
+    assert_eq!(ok, "true", "the scoreboard's self-check failed:\n{text}");
+    let backends = ["cpu", "vulkan-lavapipe", "onnxruntime", "openvino"];
+    assert!(
+        text.contains(&format!("ok backends: {} columns", backends.len())),
+        "{text}"
+    );
+    assert!(text.contains("ok requests: 0"), "{text}");
+    for backend in backends {
+        assert!(
+            dom.contains(&format!("href=\"{backend}/index.html\"")),
+            "no link to {backend}"
+        );
+        assert!(repo
+            .join("reports")
+            .join(backend)
+            .join("index.html")
+            .is_file());
+    }
+    eprintln!("scoreboard: page height {height} px at 1280 px wide; {text}");
+    let shots = repo.join("target/browser-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("scoreboard.png");
+    std::fs::remove_file(&shot).ok();
+    browse(
+        &browser,
+        &profile,
+        &page,
+        &format!("--screenshot={}", shot.display()),
+    );
+    assert!(std::fs::read(&shot)
+        .expect("a screenshot")
+        .starts_with(b"\x89PNG"));
+    std::fs::remove_dir_all(&root).ok();
+}
+
 /// Two cases whose expected outputs are wrong on purpose, so that a correct backend fails them.
 const WRONG_CASES: &str = r#"format: 1
 cases:

@@ -125,3 +125,93 @@ fn regex_lite_like(pattern: &str) -> impl Fn(&str) -> bool {
             })
     }
 }
+
+/// The folders `reports/index.html` puts side by side, in column order.
+const SCOREBOARD_FOLDERS: [&str; 4] = [
+    "reports/cpu",
+    "reports/vulkan-lavapipe",
+    "reports/onnxruntime",
+    "reports/openvino",
+];
+
+/// `reports/index.html` is what `opconform report scoreboard reports/cpu
+/// reports/vulkan-lavapipe reports/onnxruntime reports/openvino --out reports` writes from the
+/// committed folders, byte for byte.
+#[test]
+fn the_committed_scoreboard_is_current() {
+    use opconform::report::scoreboard;
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    std::env::set_current_dir(&repo).unwrap();
+    let dirs: Vec<PathBuf> = SCOREBOARD_FOLDERS.iter().map(PathBuf::from).collect();
+    let columns = scoreboard::columns(&dirs, &PathBuf::from("reports"), false).unwrap();
+    let page = scoreboard::render(&columns);
+    let committed = std::fs::read_to_string(repo.join("reports/index.html")).unwrap_or_default();
+    assert!(
+        committed == page,
+        "reports/index.html is stale: run `cargo run --release -- report scoreboard {} --out \
+         reports` and commit it",
+        SCOREBOARD_FOLDERS.join(" ")
+    );
+    assert_eq!(
+        page.matches("<th class=\"backend\">").count(),
+        3 * SCOREBOARD_FOLDERS.len()
+    );
+    for link in [
+        "cpu/index.html",
+        "openvino/certificate.md",
+        "vulkan-lavapipe/index.html",
+    ] {
+        assert!(page.contains(&format!("href=\"{link}\"")), "{link}");
+    }
+}
+
+/// Folders of different case sets are refused with the reason, unless `--allow-mixed`, and
+/// nothing is written then.
+#[test]
+fn the_scoreboard_refuses_mixed_case_sets() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = tempfile::tempdir().unwrap();
+    let other = root.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let meta = std::fs::read_to_string(repo.join("reports/cpu/run.json")).unwrap();
+    let digest = meta
+        .lines()
+        .find(|l| l.contains("case_set_digest"))
+        .unwrap()
+        .to_string();
+    let changed = meta.replace(&digest, "  \"case_set_digest\": \"00ff\",");
+    std::fs::write(other.join("run.json"), changed).unwrap();
+    std::fs::copy(
+        repo.join("reports/cpu/results.jsonl"),
+        other.join("results.jsonl"),
+    )
+    .unwrap();
+    let out = root.path().join("board");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "report".to_string(),
+            "scoreboard".to_string(),
+            repo.join("reports/cpu").display().to_string(),
+            other.display().to_string(),
+            "--out".to_string(),
+            out.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        std::process::Command::new(env!("CARGO_BIN_EXE_opconform"))
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+    let refused = run(&[]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("ran different case sets"), "{stderr}");
+    assert!(stderr.contains("--allow-mixed"), "{stderr}");
+    assert!(!out.exists(), "nothing is written when refused");
+    let mixed = run(&["--allow-mixed"]);
+    assert_eq!(mixed.status.code(), Some(0));
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("id=\"mixed\""));
+    // The links lead from the page to each folder.
+    assert!(page.contains("href=\"../other/index.html\""), "{page}");
+}

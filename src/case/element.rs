@@ -101,12 +101,12 @@ impl Serialize for Element {
 }
 
 impl JsonSchema for Element {
-    fn schema_name() -> String {
-        "Element".to_string()
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Element".into()
     }
 
-    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-        serde_json::from_value(serde_json::json!({
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
             "description": "A number (integers are exact, up to 64 bits), .nan, .inf, -.inf, \
                             an exact bit pattern `bits:0x…`, or null for an expected element \
                             the spec leaves undefined.",
@@ -116,8 +116,7 @@ impl JsonSchema for Element {
                 {"type": "string", "pattern": "^(bits:0[xX][0-9a-fA-F_]+|[-+]?\\.(nan|NaN|NAN|inf|Inf|INF))$"},
                 {"type": "null"}
             ]
-        }))
-        .expect("static schema is valid")
+        })
     }
 }
 

@@ -20,6 +20,7 @@ pub const CASE_FORMAT_VERSION: u32 = 1;
 #[schemars(title = "opconform case file")]
 pub struct CaseFile {
     /// Case file format version; this build reads version 1.
+    #[schemars(schema_with = "schema_of::format_version")]
     pub format: u32,
     /// The cases.
     pub cases: Vec<CaseSpec>,
@@ -31,14 +32,15 @@ pub struct CaseFile {
 #[serde(deny_unknown_fields)]
 pub struct CaseSpec {
     /// Identifier, unique within its group (lower case, digits and `_`), e.g. `example_1`.
+    #[schemars(schema_with = "schema_of::case_id")]
     pub id: String,
     /// The operator: `DML_ONE_HOT`, `DML_NONZERO_COORDINATES`, `DML_ARGMAX` or `OneHot-1`.
-    #[schemars(with = "String")]
+    #[schemars(schema_with = "schema_of::operator")]
     pub operator: OperatorKind,
     /// For a positive case, the lowest level at which a backend must pass it (the validator
     /// checks it is exactly the lowest level at which the descriptor is valid). For a negative
     /// case, the level at which the descriptor is invalid. `2_0` … `6_4`, or `opset1` ….
-    #[schemars(with = "String")]
+    #[schemars(schema_with = "schema_of::level")]
     pub level: Level,
     /// `required`, or `informational` where the spec is silent or undefined.
     #[serde(default)]
@@ -48,6 +50,7 @@ pub struct CaseSpec {
     pub tags: Vec<String>,
     /// Behaviour rule ids (from `specs/`) this case exercises.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "schema_of::behaviour_rules")]
     pub exercises: Vec<String>,
     /// Where the case comes from.
     pub source: Source,
@@ -61,6 +64,7 @@ pub struct CaseSpec {
     pub outputs: NamedTensors<OutputTensorSpec>,
     /// For a negative case: every rule id the validator must report (and no others).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "schema_of::descriptor_rules")]
     pub expect_invalid: Vec<String>,
     /// How outputs are compared: `value` (default) or `bits`.
     #[serde(default, skip_serializing_if = "Compare::is_value")]
@@ -130,7 +134,7 @@ pub struct Attributes {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(schema_with = "schema_of::axis_direction")]
     pub axis_direction: Option<AxisDirection>,
     /// `OneHot-1`: `axis` (negative counts from the end of the output shape).
     #[serde(rename = "axis", default, skip_serializing_if = "Option::is_none")]
@@ -150,7 +154,7 @@ impl Attributes {
 pub struct InputTensorSpec {
     /// Data type, e.g. `FLOAT32`.
     #[serde(rename = "type")]
-    #[schemars(with = "String")]
+    #[schemars(schema_with = "schema_of::data_type")]
     pub data_type: DataType,
     /// Sizes, outermost first (`[]` for an OpenVINO scalar).
     pub sizes: Vec<u32>,
@@ -175,7 +179,7 @@ pub struct InputTensorSpec {
 pub struct OutputTensorSpec {
     /// Data type.
     #[serde(rename = "type")]
-    #[schemars(with = "String")]
+    #[schemars(schema_with = "schema_of::data_type")]
     pub data_type: DataType,
     /// Sizes, outermost first.
     pub sizes: Vec<u32>,
@@ -256,12 +260,92 @@ impl<T: Serialize> Serialize for NamedTensors<T> {
 }
 
 impl<T: JsonSchema> JsonSchema for NamedTensors<T> {
-    fn schema_name() -> String {
-        format!("NamedTensors_{}", T::schema_name())
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("NamedTensors_{}", T::schema_name()).into()
     }
 
-    fn json_schema(gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    fn json_schema(gen: &mut schemars::SchemaGenerator) -> schemars::Schema {
         <std::collections::BTreeMap<String, T>>::json_schema(gen)
+    }
+}
+
+/// The JSON Schemas of the fields whose Rust types are not plain serde types: the enums of
+/// `opconform-backend` (operators, levels, data types, axis directions) written as the names a
+/// case file uses, the rule ids of `specs/`, the case id pattern and the format version, so an
+/// editor flags `DML_ONEHOT`, `UINT23` or `Example-1` as the loader would.
+pub mod schema_of {
+    use opconform_backend::spec::{self, RuleKind};
+    use opconform_backend::{DataType, FeatureLevel, OperatorKind};
+    use schemars::{json_schema, Schema, SchemaGenerator};
+
+    /// The pattern of a case id within its file: lower-case letters, digits and `_`.
+    pub const CASE_ID_PATTERN: &str = "^[a-z0-9_]+$";
+
+    /// The pattern of an OpenVINO opset level: `opset1`, `opset2`, ….
+    pub const OPSET_PATTERN: &str = "^opset[1-9][0-9]*$";
+
+    /// `format`: the one version this build reads.
+    pub fn format_version(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"const": super::CASE_FORMAT_VERSION})
+    }
+
+    /// `id`: lower-case letters, digits and `_`.
+    pub fn case_id(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "pattern": CASE_ID_PATTERN})
+    }
+
+    /// `operator`: one of the spec names.
+    pub fn operator(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = OperatorKind::ALL.iter().map(|o| o.name()).collect();
+        json_schema!({"type": "string", "enum": names})
+    }
+
+    /// A level: a DirectML feature level (`4_1` or `DML_FEATURE_LEVEL_4_1`) or an opset.
+    pub fn level(_: &mut SchemaGenerator) -> Schema {
+        let mut names: Vec<String> = FeatureLevel::ALL.iter().map(ToString::to_string).collect();
+        names.extend(
+            FeatureLevel::ALL
+                .iter()
+                .map(|l| format!("DML_FEATURE_LEVEL_{l}")),
+        );
+        json_schema!({
+            "type": "string",
+            "anyOf": [{"enum": names}, {"pattern": OPSET_PATTERN}]
+        })
+    }
+
+    /// A tensor data type: one of the names of [`DataType::ALL`].
+    pub fn data_type(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = DataType::ALL.iter().map(|t| t.name()).collect();
+        json_schema!({"type": "string", "enum": names})
+    }
+
+    /// `AxisDirection`: the two `DML_AXIS_DIRECTION` names.
+    pub fn axis_direction(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": ["DML_AXIS_DIRECTION_INCREASING", "DML_AXIS_DIRECTION_DECREASING"]
+        })
+    }
+
+    /// `exercises`: behaviour rule ids of `specs/`.
+    pub fn behaviour_rules(_: &mut SchemaGenerator) -> Schema {
+        rule_ids(RuleKind::Behaviour)
+    }
+
+    /// `expect_invalid`: descriptor rule ids of `specs/`.
+    pub fn descriptor_rules(_: &mut SchemaGenerator) -> Schema {
+        rule_ids(RuleKind::Descriptor)
+    }
+
+    fn rule_ids(kind: RuleKind) -> Schema {
+        let mut ids: Vec<&str> = spec::all_rules()
+            .filter(|r| r.kind == kind)
+            .map(|r| r.id.as_str())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        json_schema!({"type": "array", "items": {"type": "string", "enum": ids}})
     }
 }
 

@@ -34,12 +34,13 @@ pub struct Baseline {
 }
 
 /// One known failure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectedFailure {
     /// The full case id, e.g. `dml_argmax::hand::nan_increasing`.
     pub case: String,
     /// The outcome the case has: any outcome but `pass`.
+    #[schemars(schema_with = "super::schema::outcome")]
     pub outcome: Outcome,
     /// Why: the behaviour of the backend, and whether it is a runtime finding or an adapter gap.
     pub reason: String,
@@ -171,7 +172,7 @@ fn first_line(text: &str) -> String {
 }
 
 /// How a run compares with a baseline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BaselineComparison {
     /// The baseline file, as given.
     pub baseline: String,
@@ -196,14 +197,16 @@ impl BaselineComparison {
 }
 
 /// A failure the baseline does not expect.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewFailure {
     /// The case id.
     pub case: String,
     /// Its outcome in this run.
+    #[schemars(schema_with = "super::schema::outcome")]
     pub outcome: Outcome,
     /// The outcome the baseline expects, when it lists the case with another outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::schema::optional_outcome")]
     pub baseline_outcome: Option<Outcome>,
     /// The first line of the result's detail.
     pub detail: String,

@@ -6,34 +6,43 @@
 //! ([`crate::report::escape`]), so it cannot forge a verdict or a heading.
 
 use super::baseline::BaselineComparison;
+use super::blockers::{self, BlockerGroup, RuleIndex};
+use super::schema;
 use crate::case::CaseClass;
 use crate::report::compliance;
 use crate::report::escape::{markdown_code, markdown_inline};
 use crate::runner::{CaseResult, Outcome};
 use opconform_backend::{BackendInfo, Level, OperatorKind, SpecFamily};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// The certificate format version written in `certificate.json`.
-pub const CERTIFICATE_FORMAT: u32 = 1;
+/// The certificate format version written in `certificate.json` (2: `certified_at` and the
+/// blockers grouped by cause, `blocked_by`).
+pub const CERTIFICATE_FORMAT: u32 = 2;
 
 /// What a certification run established.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "opconform certificate.json")]
 pub struct Certificate {
     /// [`CERTIFICATE_FORMAT`].
     pub format: u32,
     /// The opconform version that ran it.
     pub harness_version: String,
     /// The backend's self-description (name, version, device, claims, operators).
+    #[schemars(schema_with = "schema::backend_info")]
     pub backend: BackendInfo,
     /// The levels certified: the DirectML feature level (`--feature-level`, or the backend's
     /// DirectML claim) and the backend's OpenVINO opset claim, where it has them.
+    #[schemars(schema_with = "schema::levels")]
     pub targets: Vec<Level>,
     /// SHA-256 of the case set that ran (see [`crate::selection::case_set_digest`]).
+    #[schemars(schema_with = "schema::sha256")]
     pub case_set_digest: String,
     /// SHA-256 of the results (see [`crate::report::results_digest`]).
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(schema_with = "schema::sha256")]
     pub results_digest: String,
     /// Number of cases that ran.
     pub case_count: usize,
@@ -51,60 +60,124 @@ pub struct Certificate {
 }
 
 /// The certification of one operator.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OperatorCertificate {
     /// The operator.
+    #[schemars(schema_with = "crate::case::format::schema_of::operator")]
     pub operator: OperatorKind,
     /// True when the backend lists the operator and claims a level of its family.
     pub claimed: bool,
     /// The level it is certified against (the target of its family), when claimed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::optional_level")]
     pub target: Option<Level>,
-    /// The highest compliance level (`report::compliance` column, at or below the target) at
-    /// which every required case at or below it passes; `None` when the lowest already fails.
+    /// The highest level, at or below the target, at which every required case at or below
+    /// it passes: the target itself when certified, else the highest compliance-matrix column
+    /// (`report::compliance`) fully passed; `None` when the operator's first level already
+    /// fails.
+    #[schemars(schema_with = "schema::optional_level")]
     pub highest_level_passed: Option<Level>,
     /// True when claimed and every required case at or below the target passes (and there is
     /// at least one).
     pub certified: bool,
+    /// The level it is certified at (its target) when certified; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::optional_level")]
+    pub certified_at: Option<Level>,
     /// The level after `highest_level_passed`, when that is below the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schema::optional_level")]
     pub next_level: Option<Level>,
-    /// The required cases at or below `next_level` that did not pass: what blocks it.
+    /// The required cases at or below `next_level` that did not pass: what blocks it, in id
+    /// order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocking: Vec<BlockingCase>,
+    /// The same cases grouped by cause (a support-table cell outside the claims, an
+    /// `unsupported` reason, a descriptor rule, a behaviour, …), causes in that order and the
+    /// largest group of a cause first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked_by: Vec<BlockerGroup>,
     /// Outcomes of required cases.
+    #[schemars(schema_with = "schema::outcome_counts")]
     pub required: BTreeMap<Outcome, usize>,
     /// Outcomes of informational cases (counted apart; they never block a level).
+    #[schemars(schema_with = "schema::outcome_counts")]
     pub informational: BTreeMap<Outcome, usize>,
 }
 
 /// A required case that blocks a level.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BlockingCase {
     /// The case id.
     pub case: String,
     /// Its outcome.
+    #[schemars(schema_with = "schema::outcome")]
     pub outcome: Outcome,
     /// Its level.
+    #[schemars(schema_with = "crate::case::format::schema_of::level")]
     pub level: Level,
+}
+
+impl OperatorCertificate {
+    /// Required cases of this operator that did not pass.
+    pub fn required_not_passing(&self) -> usize {
+        count(&self.required, None) - count(&self.required, Some(Outcome::Pass))
+    }
+
+    /// The verdict in words, never to be read as a contradiction: `certified at 4_1`, `not
+    /// certified: passes up to 2_1 of target 4_1, blocked at 3_0`, `not certified: fails at
+    /// its first level 3_0, of target 4_1`, `not claimed`, ….
+    pub fn verdict_text(&self, interrupted: bool) -> String {
+        let target = self
+            .target
+            .map_or_else(|| "none".to_string(), |t| t.to_string());
+        if !self.claimed {
+            return "not claimed".to_string();
+        }
+        if self.certified {
+            // `certified_at` is the target; certificates of format 1 lack it.
+            return format!(
+                "certified at {}",
+                level_text(self.certified_at.or(self.target))
+            );
+        }
+        match (self.highest_level_passed, self.next_level) {
+            (_, None) if interrupted => {
+                format!("not certified: the run was interrupted (target {target})")
+            }
+            (_, None) => format!("not certified: no required case at or below {target} ran"),
+            (Some(h), Some(next)) => {
+                format!("not certified: passes up to {h} of target {target}, blocked at {next}")
+            }
+            (None, Some(next)) if Some(next) == self.target => {
+                format!("not certified: fails at its target {target}")
+            }
+            (None, Some(next)) => {
+                format!("not certified: fails at its first level {next}, of target {target}")
+            }
+        }
+    }
 }
 
 impl Certificate {
     /// Builds the certificate of `results` (sorted by id) for a backend certified against
-    /// `targets` (at most one level per family).
+    /// `targets` (at most one level per family). `rules` tells which rules each case breaks
+    /// or exercises ([`blockers::rule_index`]), to group what blocks a level by rule; a case
+    /// missing from it is grouped by its topic.
     pub fn build(
         harness_version: &str,
         backend: &BackendInfo,
         targets: &[Level],
         case_set_digest: &str,
         results: &[CaseResult],
+        rules: &RuleIndex,
     ) -> Certificate {
         let operators: Vec<OperatorCertificate> = OperatorKind::ALL
             .into_iter()
             .filter(|op| {
                 backend.operators.contains(op) || results.iter().any(|r| r.operator == *op)
             })
-            .map(|op| operator_certificate(op, backend, targets, results))
+            .map(|op| operator_certificate(op, backend, targets, results, rules))
             .collect();
         let claimed: Vec<&OperatorCertificate> = operators.iter().filter(|o| o.claimed).collect();
         Certificate {
@@ -129,12 +202,81 @@ impl Certificate {
         self.certified = false;
         for operator in &mut self.operators {
             operator.certified = false;
+            operator.certified_at = None;
         }
     }
 
     /// The certificate as pretty JSON with a final newline.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a certificate serialises") + "\n"
+    }
+
+    /// The verdict sentence under the title: what is (not) certified, and why, in words a
+    /// reader cannot take the wrong way.
+    fn verdict_sentence(&self) -> String {
+        let targets: Vec<String> = self.targets.iter().map(ToString::to_string).collect();
+        let at = if targets.is_empty() {
+            "no level (the backend claims none)".to_string()
+        } else {
+            targets.join(" and ")
+        };
+        let claimed: Vec<&OperatorCertificate> =
+            self.operators.iter().filter(|o| o.claimed).collect();
+        let rule = "An operator is certified at a level when every required case of it at or \
+                    below that level passes; informational cases never count.";
+        if self.certified {
+            let names: Vec<String> = claimed
+                .iter()
+                .map(|o| format!("{} at {}", o.operator.name(), level_text(o.target)))
+                .collect();
+            return format!(
+                "**CERTIFIED** at {at}: every required case of each operator the backend claims \
+                 passes at or below its target ({}). {rule}",
+                names.join(", ")
+            );
+        }
+        if self.interrupted {
+            return format!(
+                "**NOT CERTIFIED** at {at}: the run was interrupted before every case ran, so it \
+                 certifies nothing, whatever the cases that ran say. {rule}"
+            );
+        }
+        if claimed.is_empty() {
+            return format!(
+                "**NOT CERTIFIED** at {at}: the backend claims none of the operators of this run \
+                 at these levels, so there is nothing to certify."
+            );
+        }
+        let failing: Vec<String> = claimed
+            .iter()
+            .filter(|o| !o.certified)
+            .map(|o| {
+                format!(
+                    "{} ({}; {} required case(s) not passing)",
+                    o.operator.name(),
+                    o.verdict_text(false).trim_start_matches("not certified: "),
+                    o.required_not_passing()
+                )
+            })
+            .collect();
+        let mut sentence = format!(
+            "**NOT CERTIFIED** at {at}: {} of the {} operator(s) the backend claims do not pass \
+             every required case at or below their target: {}. {rule} The cases that block each \
+             operator's next level are listed by cause under \"What blocks the next level\".",
+            failing.len(),
+            claimed.len(),
+            failing.join("; ")
+        );
+        if let Some(comparison) = &self.baseline {
+            if comparison.is_clean() {
+                let _ = write!(
+                    sentence,
+                    " The baseline expects every one of these failures (no new failure), so the \
+                     certify run itself succeeds; the backend is still not certified."
+                );
+            }
+        }
+        sentence
     }
 
     /// The certificate as Markdown.
@@ -154,22 +296,7 @@ impl Certificate {
                 self.case_count
             );
         }
-        let verdict = if self.certified {
-            "**CERTIFIED**"
-        } else {
-            "**NOT CERTIFIED**"
-        };
-        let targets: Vec<String> = self.targets.iter().map(ToString::to_string).collect();
-        let _ = writeln!(
-            out,
-            "{verdict} at {} (every operator the backend claims passes every required case at \
-             or below its family's level).\n",
-            if targets.is_empty() {
-                "no level (the backend claims none)".to_string()
-            } else {
-                targets.join(" and ")
-            }
-        );
+        let _ = writeln!(out, "{}\n", self.verdict_sentence());
         let claims: Vec<String> = b.claims.iter().map(ToString::to_string).collect();
         let operators: Vec<&str> = b.operators.iter().map(|o| o.name()).collect();
         let _ = writeln!(
@@ -191,24 +318,22 @@ impl Certificate {
         let _ = writeln!(out, "## Operators\n");
         let _ = writeln!(
             out,
-            "| operator | target | highest level passed | certified | required passed | not \
-             passing | informational passed |"
+            "| operator | target | verdict | required passed | not passing | informational \
+             passed |"
         );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+        let _ = writeln!(out, "|---|---|---|---|---|---|");
         for o in &self.operators {
-            let level = |l: Option<Level>| l.map_or_else(|| "none".to_string(), |l| l.to_string());
-            let certified = match (o.claimed, o.certified) {
-                (false, _) => "not claimed",
-                (true, true) => "yes",
-                (true, false) => "**no**",
+            let verdict = o.verdict_text(self.interrupted);
+            let verdict = if o.claimed && !o.certified {
+                format!("**{verdict}**")
+            } else {
+                verdict
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {}/{} | {} | {}/{} |",
+                "| {} | {} | {verdict} | {}/{} | {} | {}/{} |",
                 o.operator.name(),
-                level(o.target),
-                level(o.highest_level_passed),
-                certified,
+                level_text(o.target),
                 count(&o.required, Some(Outcome::Pass)),
                 count(&o.required, None),
                 not_passing(&o.required),
@@ -227,45 +352,7 @@ impl Certificate {
             let _ = writeln!(out, "Nothing: every claimed operator reaches its target.");
         }
         for o in blocked {
-            match o.next_level {
-                Some(next) => {
-                    let _ = writeln!(
-                        out,
-                        "### {} {} (highest passed: {})\n",
-                        o.operator.name(),
-                        next,
-                        o.highest_level_passed
-                            .map_or_else(|| "none".to_string(), |l| l.to_string())
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "### {}\n\nNo required case at or below {} ran.",
-                        o.operator.name(),
-                        o.target.map_or_else(String::new, |l| l.to_string())
-                    );
-                }
-            }
-            for case in &o.blocking {
-                let _ = writeln!(
-                    out,
-                    "- {} ({}, level {})",
-                    markdown_code(&case.case),
-                    case.outcome.name(),
-                    case.level
-                );
-            }
-            let not_passing = count(&o.required, None) - count(&o.required, Some(Outcome::Pass));
-            let later = not_passing.saturating_sub(o.blocking.len());
-            if later > 0 {
-                let _ = writeln!(
-                    out,
-                    "\n{later} more required case(s) above that level do not pass either (see \
-                     `summary.md`)."
-                );
-            }
-            let _ = writeln!(out);
+            render_blockers(&mut out, o, self.interrupted);
         }
 
         if let Some(comparison) = &self.baseline {
@@ -278,6 +365,86 @@ impl Certificate {
         );
         out
     }
+}
+
+/// A level, or `none`.
+fn level_text(level: Option<Level>) -> String {
+    level.map_or_else(|| "none".to_string(), |l| l.to_string())
+}
+
+/// The section of one operator under "What blocks the next level": its verdict, then the
+/// blocking cases grouped by cause and group, with counts.
+fn render_blockers(out: &mut String, o: &OperatorCertificate, interrupted: bool) {
+    let Some(next) = o.next_level else {
+        let _ = writeln!(
+            out,
+            "### {}\n\n{}.\n",
+            o.operator.name(),
+            o.verdict_text(interrupted)
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "### {} {next}: {} required case(s) block it\n",
+        o.operator.name(),
+        o.blocking.len()
+    );
+    let _ = writeln!(out, "{}.\n", capitalise(&o.verdict_text(interrupted)));
+    let mut cause = None;
+    for group in &o.blocked_by {
+        if cause != Some(group.cause) {
+            cause = Some(group.cause);
+            let in_cause: usize = o
+                .blocked_by
+                .iter()
+                .filter(|g| g.cause == group.cause)
+                .map(|g| g.cases.len())
+                .sum();
+            let _ = writeln!(
+                out,
+                "#### {} ({in_cause})\n\n{}\n",
+                group.cause.title(),
+                group.cause.meaning()
+            );
+        }
+        let _ = writeln!(
+            out,
+            "- {} — {} case(s):",
+            blockers::group_markdown(group),
+            group.cases.len()
+        );
+        for id in &group.cases {
+            let detail = o
+                .blocking
+                .iter()
+                .find(|b| b.case == *id)
+                .map_or_else(String::new, |b| {
+                    format!(" ({}, level {})", b.outcome.name(), b.level)
+                });
+            let _ = writeln!(out, "  - {}{detail}", markdown_code(id));
+        }
+        if o.blocked_by.iter().rev().find(|g| g.cause == group.cause) == Some(group) {
+            let _ = writeln!(out);
+        }
+    }
+    let later = o.required_not_passing().saturating_sub(o.blocking.len());
+    if later > 0 {
+        let _ = writeln!(
+            out,
+            "{later} more required case(s) above {next}, up to the target {}, do not pass \
+             either (see `summary.md`).\n",
+            level_text(o.target)
+        );
+    }
+}
+
+/// `text` with its first letter in upper case.
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().collect::<String>() + chars.as_str()
+    })
 }
 
 fn render_baseline(out: &mut String, c: &BaselineComparison) {
@@ -370,6 +537,7 @@ fn operator_certificate(
     backend: &BackendInfo,
     targets: &[Level],
     results: &[CaseResult],
+    rules: &RuleIndex,
 ) -> OperatorCertificate {
     let target = target_for(targets, operator.family());
     let claimed = backend.operators.contains(&operator) && target.is_some();
@@ -384,7 +552,7 @@ fn operator_certificate(
         *counts.entry(r.outcome).or_insert(0) += 1;
     }
     let highest = compliance::highest_level_passed(operator, results, target);
-    let (certified, next_level, blocking) = match target {
+    let (certified, next_level, blocking, blocked_by) = match target {
         Some(target) => {
             let in_scope: Vec<&&CaseResult> = mine
                 .iter()
@@ -405,20 +573,25 @@ fn operator_certificate(
                 }
                 .or(Some(target))
             };
-            let blocking = next.map_or_else(Vec::new, |next| {
+            let blocking_results: Vec<&CaseResult> = next.map_or_else(Vec::new, |next| {
                 mine.iter()
                     .filter(|r| r.class == CaseClass::Required && next.at_least(r.level))
                     .filter(|r| r.outcome != Outcome::Pass)
-                    .map(|r| BlockingCase {
-                        case: r.id.clone(),
-                        outcome: r.outcome,
-                        level: r.level,
-                    })
+                    .copied()
                     .collect()
             });
-            (certified, next, blocking)
+            let blocking = blocking_results
+                .iter()
+                .map(|r| BlockingCase {
+                    case: r.id.clone(),
+                    outcome: r.outcome,
+                    level: r.level,
+                })
+                .collect();
+            let blocked_by = blockers::group(&blocking_results, backend, rules);
+            (certified, next, blocking, blocked_by)
         }
-        None => (false, None, Vec::new()),
+        None => (false, None, Vec::new(), Vec::new()),
     };
     OperatorCertificate {
         operator,
@@ -426,8 +599,10 @@ fn operator_certificate(
         target,
         highest_level_passed: highest,
         certified,
+        certified_at: if certified { target } else { None },
         next_level,
         blocking,
+        blocked_by,
         required,
         informational,
     }
@@ -436,6 +611,7 @@ fn operator_certificate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::certify::blockers::BlockCause;
     use crate::runner::TensorShape;
 
     fn info() -> BackendInfo {
@@ -484,7 +660,14 @@ mod tests {
             result("c", OperatorKind::OvOneHot1, Level::Opset(1), Outcome::Pass),
         ];
         let targets = [Level::dml(0x4100), Level::Opset(16)];
-        let cert = Certificate::build("0.1.0", &info(), &targets, "d1g", &results);
+        let cert = Certificate::build(
+            "0.1.0",
+            &info(),
+            &targets,
+            "d1g",
+            &results,
+            &RuleIndex::new(),
+        );
         assert!(cert.certified, "{cert:#?}");
         let argmax = &cert.operators[0];
         assert_eq!(argmax.operator, OperatorKind::DmlArgMax);
@@ -493,13 +676,23 @@ mod tests {
         assert_eq!(argmax.required.get(&Outcome::Pass), Some(&2));
         let ov = &cert.operators[1];
         assert_eq!(ov.target, Some(Level::Opset(16)));
-        assert_eq!(ov.highest_level_passed, Some(Level::Opset(1)));
+        // Certified at opset16: the highest level passed is the target, not the opset1 of
+        // OneHot-1's only support table (which read as a contradiction).
+        assert_eq!(ov.highest_level_passed, Some(Level::Opset(16)));
+        assert_eq!(ov.certified_at, Some(Level::Opset(16)));
         assert!(ov.certified);
         let json: Certificate = serde_json::from_str(&cert.to_json()).unwrap();
         assert_eq!(json, cert);
-        assert!(cert
-            .to_markdown()
-            .contains("**CERTIFIED** at 4_1 and opset16"));
+        let md = cert.to_markdown();
+        assert!(
+            md.contains("**CERTIFIED** at 4_1 and opset16: every required case"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| OneHot-1 | opset16 | certified at opset16 | 1/1 | 0 | 0/0 |"),
+            "{md}"
+        );
+        assert!(!md.contains("opset1 |"), "{md}");
     }
 
     #[test]
@@ -526,7 +719,14 @@ mod tests {
             result("d", OperatorKind::OvOneHot1, Level::Opset(1), Outcome::Pass),
         ];
         let targets = [Level::dml(0x4100), Level::Opset(16)];
-        let cert = Certificate::build("0.1.0", &info(), &targets, "d1g", &results);
+        let cert = Certificate::build(
+            "0.1.0",
+            &info(),
+            &targets,
+            "d1g",
+            &results,
+            &RuleIndex::new(),
+        );
         assert!(!cert.certified);
         let argmax = &cert.operators[0];
         assert!(!argmax.certified);
@@ -541,15 +741,37 @@ mod tests {
             blocking,
             vec![("b", Outcome::Fail), ("c", Outcome::Unsupported)]
         );
+        assert_eq!(argmax.certified_at, None);
+        let causes: Vec<(BlockCause, usize)> = argmax
+            .blocked_by
+            .iter()
+            .map(|g| (g.cause, g.count))
+            .collect();
+        assert_eq!(
+            causes,
+            vec![(BlockCause::Unsupported, 1), (BlockCause::Behaviour, 1)]
+        );
         let md = cert.to_markdown();
-        assert!(md.contains("**NOT CERTIFIED**"), "{md}");
         assert!(
-            md.contains("### DML_ARGMAX 4_1 (highest passed: 4_0)"),
+            md.contains(
+                "**NOT CERTIFIED** at 4_1 and opset16: 1 of the 2 operator(s) the backend claims \
+                 do not pass every required case at or below their target: DML_ARGMAX (passes up \
+                 to 4_0 of target 4_1, blocked at 4_1; 2 required case(s) not passing)."
+            ),
             "{md}"
         );
-        assert!(md.contains("- `c` (unsupported, level 4_1)"), "{md}");
         assert!(
-            md.contains("| DML_ARGMAX | 4_1 | 4_0 | **no** | 1/3 | 1 fail, 1 unsupported | 0/0 |"),
+            md.contains("### DML_ARGMAX 4_1: 2 required case(s) block it"),
+            "{md}"
+        );
+        assert!(md.contains("#### Answered unsupported (1)"), "{md}");
+        assert!(md.contains("#### Wrong answers (1)"), "{md}");
+        assert!(md.contains("  - `c` (unsupported, level 4_1)"), "{md}");
+        assert!(
+            md.contains(
+                "| DML_ARGMAX | 4_1 | **not certified: passes up to 4_0 of target 4_1, blocked at \
+                 4_1** | 1/3 | 1 fail, 1 unsupported | 0/0 |"
+            ),
             "{md}"
         );
     }
@@ -568,15 +790,23 @@ mod tests {
             &[Level::dml(0x4100), Level::Opset(16)],
             "d",
             &results,
+            &RuleIndex::new(),
         );
         assert!(!cert.certified);
         assert_eq!(cert.operators[0].next_level, None);
         assert!(cert
             .to_markdown()
-            .contains("No required case at or below 4_1 ran."));
+            .contains("not certified: no required case at or below 4_1 ran."));
 
         // Without a DirectML target the ArgMax claim does not count.
-        let cert = Certificate::build("0.1.0", &info(), &[Level::Opset(16)], "d", &results);
+        let cert = Certificate::build(
+            "0.1.0",
+            &info(),
+            &[Level::Opset(16)],
+            "d",
+            &results,
+            &RuleIndex::new(),
+        );
         assert!(cert.certified);
         assert!(!cert.operators[0].claimed);
     }
@@ -594,7 +824,14 @@ mod tests {
             Outcome::Fail,
         );
         failing.detail = "x\n# CERTIFIED".into();
-        let cert = Certificate::build("0.1.0", &backend, &[Level::dml(0x4100)], "d", &[failing]);
+        let cert = Certificate::build(
+            "0.1.0",
+            &backend,
+            &[Level::dml(0x4100)],
+            "d",
+            &[failing],
+            &RuleIndex::new(),
+        );
         let markdown = cert.to_markdown();
         let lines: Vec<&str> = markdown.lines().collect();
         assert!(
@@ -603,14 +840,16 @@ mod tests {
                 .all(|l| !l.starts_with("## Verdict") && !l.starts_with("**CERTIFIED")),
             "{markdown}"
         );
-        assert!(lines.contains(&"**NOT CERTIFIED** at 4_1 (every operator the backend claims passes every required case at or below its family's level)."));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("**NOT CERTIFIED** at 4_1: 1 of the 1 operator(s)")));
         assert!(!markdown.contains('\u{1b}'));
         assert!(
             !markdown.contains("<b>") && !markdown.contains("[x]("),
             "{markdown}"
         );
         assert!(
-            markdown.contains("- ``a`b`` (fail, level 3_0)"),
+            markdown.contains("  - ``a`b`` (fail, level 3_0)"),
             "{markdown}"
         );
     }
@@ -628,7 +867,14 @@ mod tests {
             claims: vec![Level::dml(0x3000)],
             ..info()
         };
-        let mut cert = Certificate::build("0.1.0", &backend, &[Level::dml(0x3000)], "d", &results);
+        let mut cert = Certificate::build(
+            "0.1.0",
+            &backend,
+            &[Level::dml(0x3000)],
+            "d",
+            &results,
+            &RuleIndex::new(),
+        );
         assert!(cert.certified);
         cert.mark_interrupted();
         assert!(!cert.certified && cert.operators.iter().all(|o| !o.certified));

@@ -7,13 +7,17 @@
 //!
 //! - [`certificate`]: the [`Certificate`] (per operator: highest level passed, what blocks the
 //!   next one, counts) and its JSON and Markdown forms;
+//! - [`blockers`]: what blocks a level, grouped by cause (missing support-table cell,
+//!   `unsupported` reason, descriptor rule, behaviour, refusal, error);
 //! - [`baseline`]: known failures with reasons, and the comparison of a run with them.
 //!
 //! The report folder is written as a whole ([`crate::report::folder`]); results are appended
 //! to its `results.partial.jsonl` as they arrive.
 
 pub mod baseline;
+pub mod blockers;
 pub mod certificate;
+pub mod schema;
 pub mod verify;
 
 pub use baseline::{Baseline, BaselineComparison, ExpectedFailure, NewFailure};
@@ -271,7 +275,14 @@ pub fn certify_backend(
     };
     let report = RunReport::new(meta, results, Vec::new(), records);
     let (meta, results, records) = (report.meta, report.results, report.records);
-    let mut certificate = Certificate::build(harness_version, &info, &targets, &digest, &results);
+    let mut certificate = Certificate::build(
+        harness_version,
+        &info,
+        &targets,
+        &digest,
+        &results,
+        &blockers::rule_index(&cases),
+    );
     certificate.results_digest = meta.results_digest.clone();
     certificate.baseline = options
         .baseline

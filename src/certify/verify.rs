@@ -127,6 +127,7 @@ pub fn verify(dir: &Path, cases: Vec<Case>) -> Result<Verification, String> {
             &written.targets,
             &written.case_set_digest,
             &report.results,
+            &super::blockers::rule_index(&suite),
         );
         if written.interrupted {
             rebuilt.mark_interrupted();

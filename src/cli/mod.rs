@@ -7,10 +7,11 @@ mod generate;
 mod progress;
 mod run;
 mod schema;
+mod scoreboard;
 mod validate;
 mod verify;
 
-pub use schema::case_schema_json;
+pub use schema::{case_schema_json, certificate_schema_json};
 
 use clap::{Parser, Subcommand};
 use opconform_backend::{Level, SpecFamily};
@@ -124,6 +125,8 @@ enum Command {
 enum ReportCommand {
     /// Combine the report folders of shards into one.
     Merge(run::MergeArgs),
+    /// Put several backends' report folders side by side on one page (`index.html`).
+    Scoreboard(scoreboard::ScoreboardArgs),
 }
 
 /// Parses the command line and runs the subcommand; `opconform` alone means `opconform run`.
@@ -140,6 +143,7 @@ pub fn main() -> ExitCode {
         Some(Command::Verify(args)) => verify::verify(&args),
         Some(Command::Explore(args)) => explore::explore(&args),
         Some(Command::Report(ReportCommand::Merge(args))) => run::merge(&args),
+        Some(Command::Report(ReportCommand::Scoreboard(args))) => scoreboard::scoreboard(&args),
     };
     ExitCode::from(status)
 }

@@ -217,8 +217,11 @@ pub fn suspect_cells(results: &[&CaseResult]) -> HashSet<(String, TensorShape)> 
     suspects
 }
 
-/// The highest column level at which every required case of `operator` at or below it passed
-/// (`None` when the lowest one already has a failure or no case).
+/// The highest level at which every required case of `operator` at or below it passed: the
+/// `target` itself when every required case at or below it passes (so a backend certified at
+/// opset16 reads "highest level passed opset16", not the opset1 of OneHot-1's only table),
+/// else the highest matrix column fully passed (`None` when the lowest one already has a
+/// failure or no case).
 pub fn highest_level_passed(
     operator: OperatorKind,
     results: &[CaseResult],
@@ -237,7 +240,21 @@ pub fn highest_level_passed(
         }
         passed = Some(level);
     }
-    passed
+    let every_case_passes = |target: Level| {
+        let in_scope: Vec<&&CaseResult> =
+            mine.iter().filter(|r| target.at_least(r.level)).collect();
+        !in_scope.is_empty() && in_scope.iter().all(|r| r.outcome == Outcome::Pass)
+    };
+    match target {
+        Some(target)
+            if target.family() == operator.family()
+                && passed.is_some()
+                && every_case_passes(target) =>
+        {
+            Some(target)
+        }
+        _ => passed,
+    }
 }
 
 /// The required cases at `level` (or below) that did not pass: what blocks that level.

@@ -42,8 +42,9 @@ pub fn anchor(id: &str) -> String {
     out
 }
 
-/// The certificate this report's results give (the same rule as `opconform certify`).
-fn certificate_of(report: &RunReport) -> Certificate {
+/// The certificate this report's results give (the same rule as `opconform certify`; the
+/// banner needs no rule grouping, so no case files are read).
+pub fn certificate_of(report: &RunReport) -> Certificate {
     let meta = &report.meta;
     Certificate::build(
         &meta.harness_version,
@@ -51,6 +52,7 @@ fn certificate_of(report: &RunReport) -> Certificate {
         &meta.targets,
         &meta.case_set_digest,
         &report.results,
+        &Default::default(),
     )
 }
 
@@ -149,17 +151,25 @@ fn banner(out: &mut String, report: &RunReport) {
         let level = o
             .highest_level_passed
             .map_or_else(|| "none".to_string(), |l| l.to_string());
+        // A certified operator also shows its highest level (the target itself); a failing one
+        // says how far it gets, so "highest" never reads against "certified".
         let (class, state) = match (o.claimed, o.certified) {
-            (false, _) => ("nr", "not claimed".to_string()),
-            (true, true) => ("ok", format!("certified at {}", target_text(o.target))),
-            (true, false) => ("bad", format!("not certified at {}", target_text(o.target))),
+            (false, _) => ("nr", format!("not claimed; highest level passed {level}")),
+            (true, true) => (
+                "ok",
+                format!(
+                    "certified at {}; highest level passed {level}",
+                    target_text(o.target)
+                ),
+            ),
+            (true, false) => ("bad", o.verdict_text(meta.interrupted)),
         };
         let _ = write!(
             out,
-            "<li class=\"{class}\"><a href=\"#matrix-{}\">{}</a>: {state}; highest level \
-             passed {level}</li>",
+            "<li class=\"{class}\"><a href=\"#matrix-{}\">{}</a>: {}</li>",
             o.operator.slug(),
-            o.operator.name()
+            o.operator.name(),
+            escape(&state)
         );
     }
     out.push_str("</ul></header>\n");

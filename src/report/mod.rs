@@ -12,6 +12,7 @@ mod junit;
 mod markdown;
 pub mod partial;
 pub mod rows;
+pub mod scoreboard;
 pub mod timing;
 pub mod verdict;
 
