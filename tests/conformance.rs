@@ -1,13 +1,26 @@
 //! Conformance trials: one libtest-mimic trial per (bundled backend × case), named
-//! `<backend>::<case id>`, e.g. `cpu::dml_one_hot::documented::example_1`.
+//! `<backend>::<case id>`, e.g. `cpu::dml_one_hot::documented::example_1`; with
+//! `OPCONFORM_BACKEND_CMD` set, one more trial per case for that out-of-process backend
+//! (protocol v1, `docs/backend-protocol.md`), named `protocol::<case id>`.
 //!
 //! Filters, `--exact`, `--ignored`, `--list` and `cargo nextest run` (including `--partition`)
-//! work as for ordinary tests. Listing loads the case files (and probes for a Vulkan driver); a trial opens its backend
-//! once per process. Vulkan trials are ignored, with the reason, when no Vulkan driver is
-//! present, unless `OPCONFORM_REQUIRE_VULKAN=1` makes that a failure.
+//! work as for ordinary tests. The loaded, validated suite is cached in
+//! `<target>/opconform-suite-cache/` (`opconform::case::cache`): a process that finds a current
+//! entry reads the case list and then only the cases it runs, so listing and one trial cost
+//! milliseconds, not a reload of every case file. `OPCONFORM_SUITE_CACHE=off` loads the files
+//! directly; `OPCONFORM_SUITE_CACHE=DIR` keeps the cache in DIR.
+//!
+//! A trial opens its backend once per process. Vulkan trials are ignored, with the reason,
+//! when no Vulkan driver is present, unless `OPCONFORM_REQUIRE_VULKAN=1` makes that a failure.
+//! The protocol backend is started (and greeted) once per process when protocol trials are
+//! wanted; the cases it does not claim (an operator it does not implement, a level above its
+//! claim) are ignored trials, as `certify` leaves them out; informational cases that do not
+//! pass print a note and pass, as they never fail a certification.
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use opconform::case::{load_paths, Case};
+use opconform::case::cache::{self, CacheUse, Suite};
+use opconform::case::Case;
+use opconform::protocol::{ProcessBackend, ProcessOptions};
 use opconform::report::verdict::{verdict, Scope, Verdict};
 use opconform::runner::run_case;
 use opconform_backend::{Backend, BackendInfo};
@@ -17,19 +30,39 @@ use std::sync::{Arc, OnceLock};
 /// An opened backend with its info, or why it is unavailable.
 type Opened = Result<(Box<dyn Backend>, BackendInfo), String>;
 
-/// A bundled backend opened at most once per process.
+/// Where a backend comes from.
+enum Source {
+    /// A bundled backend, by name.
+    Bundled(&'static str),
+    /// An out-of-process backend: the command line.
+    Protocol(String),
+}
+
+/// A backend opened at most once per process.
 struct LazyBackend {
-    name: &'static str,
+    source: Source,
     opened: OnceLock<Opened>,
 }
 
 impl LazyBackend {
+    fn new(source: Source) -> LazyBackend {
+        LazyBackend {
+            source,
+            opened: OnceLock::new(),
+        }
+    }
+
     fn get(&self) -> &Opened {
         self.opened.get_or_init(|| {
-            opconform::bundled::open(self.name).map(|backend| {
-                let info = backend.info();
-                (backend, info)
-            })
+            let backend: Box<dyn Backend> = match &self.source {
+                Source::Bundled(name) => opconform::bundled::open(name)?,
+                Source::Protocol(command) => Box::new(
+                    ProcessBackend::spawn(command, ProcessOptions::default())
+                        .map_err(|e| e.to_string())?,
+                ),
+            };
+            let info = backend.info();
+            Ok((backend, info))
         })
     }
 }
@@ -38,27 +71,53 @@ fn vulkan_required() -> bool {
     std::env::var("OPCONFORM_REQUIRE_VULKAN").is_ok_and(|v| v == "1")
 }
 
+/// The suite cache folder: `OPCONFORM_SUITE_CACHE` (`off` for none), else in the target dir.
+fn cache_dir() -> Option<PathBuf> {
+    match std::env::var_os("OPCONFORM_SUITE_CACHE") {
+        Some(value) if value == "off" => None,
+        Some(value) if !value.is_empty() => Some(PathBuf::from(value)),
+        _ => cache::default_cache_dir(),
+    }
+}
+
+/// The protocol backend's command line, when `OPCONFORM_BACKEND_CMD` names one.
+fn protocol_command() -> Option<String> {
+    std::env::var("OPCONFORM_BACKEND_CMD")
+        .ok()
+        .filter(|command| !command.trim().is_empty())
+}
+
+/// False when the arguments select trials of other backends only (nextest runs each trial as
+/// `--exact NAME`): then the protocol backend need not be started in this process.
+fn may_run_prefix(args: &Arguments, prefix: &str) -> bool {
+    match &args.filter {
+        Some(filter) if args.exact => filter.starts_with(prefix),
+        _ => true,
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let loaded = load_paths(&[root]);
-    let mut trials = Vec::new();
-    for error in loaded.errors {
-        let name = format!("load::{}:{}", error.file.display(), error.line);
-        trials.push(Trial::test(name, move || {
-            Err(Failed::from(error.to_string()))
-        }));
+    let (suite, used) = Suite::load(&[root], cache_dir().as_deref());
+    if let CacheUse::WriteFailed(reason) = &used {
+        eprintln!("note: the suite cache could not be written: {reason}");
     }
-    let cases: Arc<Vec<Case>> = Arc::new(loaded.cases);
+    let suite = Arc::new(suite);
+    let mut trials = Vec::new();
+    for error in suite.errors() {
+        let name = format!("load::{}:{}", error.file.display(), error.line);
+        let message = error.to_string();
+        trials.push(Trial::test(name, move || Err(Failed::from(message))));
+    }
     for name in opconform::bundled::BUNDLED {
-        let backend = Arc::new(LazyBackend {
-            name,
-            opened: OnceLock::new(),
-        });
+        let backend = Arc::new(LazyBackend::new(Source::Bundled(name)));
         // Only the Vulkan backend can be absent. Listing and running must agree on which
         // trials are ignored (nextest lists in one process and runs each in another), so
-        // availability is decided the same way in both.
-        let unavailable = if name == "vulkan" && !vulkan_required() {
+        // availability is decided the same way in both (a process running only another
+        // backend's trials need not probe: those trials are filtered out).
+        let probe = may_run_prefix(&args, &format!("{name}::"));
+        let unavailable = if name == "vulkan" && !vulkan_required() && probe {
             backend.get().as_ref().err().cloned()
         } else {
             None
@@ -66,18 +125,73 @@ fn main() {
         if let Some(reason) = &unavailable {
             eprintln!("note: {name} trials are ignored: {reason}");
         }
-        for index in 0..cases.len() {
-            let cases = Arc::clone(&cases);
-            let backend = Arc::clone(&backend);
-            let trial_name = format!("{name}::{}", cases[index].id);
-            let mut trial = Trial::test(trial_name, move || run_trial(&backend, &cases[index]));
-            if unavailable.is_some() {
-                trial = trial.with_ignored_flag(true);
-            }
-            trials.push(trial);
-        }
+        add_trials(&mut trials, name, &suite, &backend, |_| {
+            unavailable.is_some()
+        });
     }
-    libtest_mimic::run(&args, trials).exit();
+    let protocol = protocol_command().map(|command| {
+        opconform::interrupt::install().expect("SIGINT/SIGTERM handling");
+        Arc::new(LazyBackend::new(Source::Protocol(command)))
+    });
+    if let Some(backend) = &protocol {
+        // The backend's claims decide which trials are ignored; a backend that does not
+        // start leaves every trial in, failing with the reason.
+        let scope = if may_run_prefix(&args, "protocol::") {
+            scope_of(backend)
+        } else {
+            None
+        };
+        if let Some(scope) = &scope {
+            let claimed = suite
+                .entries()
+                .iter()
+                .filter(|e| scope.covers(e.operator, e.level))
+                .count();
+            eprintln!(
+                "note: protocol backend: {claimed} of {} cases within its claims; the others \
+                 are ignored trials",
+                suite.entries().len()
+            );
+        }
+        add_trials(&mut trials, "protocol", &suite, backend, |index| {
+            let entry = &suite.entries()[index];
+            scope
+                .as_ref()
+                .is_some_and(|s| !s.covers(entry.operator, entry.level))
+        });
+    }
+    let conclusion = libtest_mimic::run(&args, trials);
+    // The trials are gone; dropping the last handle shuts the backend process down.
+    drop(protocol);
+    conclusion.exit();
+}
+
+/// The scope `certify` judges `backend` in (its operators, its claims as targets), if it opens.
+fn scope_of(backend: &LazyBackend) -> Option<Scope> {
+    let (_, info) = backend.get().as_ref().ok()?;
+    let targets = opconform::certify::targets(info, None).ok()?;
+    Some(Scope::new(info, &targets))
+}
+
+/// Adds one trial per case of `suite` on `backend`, named `<prefix>::<case id>`; `ignored`
+/// says, per case index, whether the trial is ignored.
+fn add_trials(
+    trials: &mut Vec<Trial>,
+    prefix: &str,
+    suite: &Arc<Suite>,
+    backend: &Arc<LazyBackend>,
+    ignored: impl Fn(usize) -> bool,
+) {
+    for (index, entry) in suite.entries().iter().enumerate() {
+        let suite = Arc::clone(suite);
+        let backend = Arc::clone(backend);
+        let trial_name = format!("{prefix}::{}", entry.id);
+        let trial = Trial::test(trial_name, move || {
+            let case = suite.case(index).map_err(Failed::from)?;
+            run_trial(&backend, &case)
+        });
+        trials.push(trial.with_ignored_flag(ignored(index)));
+    }
 }
 
 fn run_trial(backend: &LazyBackend, case: &Case) -> Result<(), Failed> {
