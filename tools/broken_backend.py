@@ -20,7 +20,8 @@ With --break MODE it plants exactly one spec violation, to show that a run catch
 Run it as:  opconform certify --backend-cmd "python3 tools/broken_backend.py --break hang"
 
 The protocol loop, tensor access through strides and the descriptor validator come from
-tools/protocol_v1.py, which the adapters under backends/ share. Only numpy is needed.
+the opconform_protocol package (python/), which the adapters under backends/ share.
+Only numpy is needed.
 """
 
 import argparse
@@ -28,12 +29,15 @@ import os
 import sys
 import time
 
-sys.dont_write_bytecode = True  # no __pycache__ beside tools/protocol_v1.py
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+try:
+    import opconform_protocol as kit  # the protocol loop, strides, the validator (python/)
+except ImportError:  # a checkout without `pip install -e python/`: the package in it
+    HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(HERE, "..", "python", "src"))
+    import opconform_protocol as kit  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-import protocol_v1 as kit  # noqa: E402 - the protocol loop, strides and the validator
 
 # --------------------------------------------------------------------------------------------
 # The oracle: the four operators in numpy, from the documents
