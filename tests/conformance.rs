@@ -16,6 +16,12 @@
 //! wanted; the cases it does not claim (an operator it does not implement, a level above its
 //! claim) are ignored trials, as `certify` leaves them out; informational cases that do not
 //! pass print a note and pass, as they never fail a certification.
+//!
+//! The `harness::protocol_trials::*` trials test that: they run this binary again with
+//! `OPCONFORM_BACKEND_CMD` naming `tools/broken_backend.py` (a numpy oracle; with `--break` a
+//! planted bug, with `--claims` narrower claims) and check which trials fail, pass or are
+//! ignored. They need a Python with numpy (`.venv/bin/python`, else `python3`); without one
+//! they print why and pass, except under `CI=true`.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use opconform::case::cache::{self, CacheUse, Suite};
@@ -24,8 +30,12 @@ use opconform::protocol::{ProcessBackend, ProcessOptions};
 use opconform::report::verdict::{verdict, Scope, Verdict};
 use opconform::runner::run_case;
 use opconform_backend::{Backend, BackendInfo};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::{Arc, OnceLock};
+
+/// Set in the processes the self-test trials start, which must not start more of them.
+const SELF_TEST_CHILD: &str = "OPCONFORM_CONFORMANCE_CHILD";
 
 /// An opened backend with its info, or why it is unavailable.
 type Opened = Result<(Box<dyn Backend>, BackendInfo), String>;
@@ -160,6 +170,9 @@ fn main() {
                 .is_some_and(|s| !s.covers(entry.operator, entry.level))
         });
     }
+    if std::env::var_os(SELF_TEST_CHILD).is_none() {
+        trials.extend(self_test_trials());
+    }
     let conclusion = libtest_mimic::run(&args, trials);
     // The trials are gone; dropping the last handle shuts the backend process down.
     drop(protocol);
@@ -230,6 +243,140 @@ fn run_trial(backend: &LazyBackend, case: &Case) -> Result<(), Failed> {
                 message.push_str(&diff);
             }
             Err(Failed::from(message))
+        }
+    }
+}
+
+/// The self-test trials of the `protocol::` trials (see the module documentation).
+fn self_test_trials() -> Vec<Trial> {
+    let name = |n: &str| format!("harness::protocol_trials::{n}");
+    vec![
+        Trial::test(name("a_planted_bug_fails_its_trials"), || {
+            let filter = ["protocol::dml_argmax::documented::"];
+            let Some(run) = run_self(&["--break", "ties-wrong-way"], &filter)? else {
+                return Ok(());
+            };
+            expect(&run, !run.success, "the run fails")?;
+            let failing = "protocol::dml_argmax::documented::axis_direction_increasing";
+            expect_outcome(&run, failing, "FAILED")?;
+            expect(
+                &run,
+                run.output.contains("expected 0, got 4"),
+                "the diff is shown",
+            )?;
+            expect_outcome(&run, "protocol::dml_argmax::documented::example_1", "ok")
+        }),
+        Trial::test(
+            name("the_oracle_passes_and_unclaimed_cases_are_ignored"),
+            || {
+                // Every documented ArgMax case is at 3_0 (claimed); OneHot-1 (opset1) is not.
+                let claims = ["--claims", "3_0"];
+                let Some(run) = run_self(&claims, &["protocol::dml_argmax::documented::"])? else {
+                    return Ok(());
+                };
+                expect(&run, run.success, "the run passes")?;
+                expect_outcome(&run, "protocol::dml_argmax::documented::example_1", "ok")?;
+                let Some(run) = run_self(&claims, &["protocol::ov_one_hot_1::documented::"])?
+                else {
+                    return Ok(());
+                };
+                expect(&run, run.success, "the run passes")?;
+                expect_outcome(
+                    &run,
+                    "protocol::ov_one_hot_1::documented::example_1",
+                    "ignored",
+                )
+            },
+        ),
+        Trial::test(name("an_informational_failure_passes_with_a_note"), || {
+            let case = "protocol::dml_argmax::generated::axes::unsorted_2_0_increasing";
+            let Some(run) = run_self(&["--break", "ties-wrong-way"], &[case, "--exact"])? else {
+                return Ok(());
+            };
+            expect(&run, run.success, "the run passes")?;
+            expect_outcome(&run, case, "ok")?;
+            let note =
+                "note: informational dml_argmax::generated::axes::unsorted_2_0_increasing fail";
+            expect(&run, run.output.contains(note), note)
+        }),
+    ]
+}
+
+/// Checks that the child reported trial `name` with `outcome` (`ok`, `FAILED`, `ignored`).
+fn expect_outcome(run: &SelfRun, name: &str, outcome: &str) -> Result<(), Failed> {
+    let prefix = format!("test {name} ");
+    let found = run
+        .output
+        .lines()
+        .find(|line| line.starts_with(&prefix))
+        .and_then(|line| line.split_whitespace().last());
+    expect(run, found == Some(outcome), &format!("{name}: {outcome}"))
+}
+
+/// What a child run of this binary printed and whether it succeeded.
+struct SelfRun {
+    success: bool,
+    output: String,
+}
+
+fn expect(run: &SelfRun, holds: bool, what: &str) -> Result<(), Failed> {
+    if holds {
+        Ok(())
+    } else {
+        Err(Failed::from(format!(
+            "expected: {what}\n--- child output ---\n{}",
+            run.output
+        )))
+    }
+}
+
+/// Runs this binary with `OPCONFORM_BACKEND_CMD` = the broken backend with `backend_args`,
+/// passing `args`; `None` (after a note) when no Python with numpy is found outside CI.
+fn run_self(backend_args: &[&str], args: &[&str]) -> Result<Option<SelfRun>, Failed> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some(python) = python(repo)? else {
+        return Ok(None);
+    };
+    let script = repo.join("tools/broken_backend.py");
+    let command = format!(
+        "'{python}' '{}' {}",
+        script.display(),
+        backend_args.join(" ")
+    );
+    let exe = std::env::current_exe().map_err(|e| Failed::from(e.to_string()))?;
+    let output = Command::new(exe)
+        .args(args)
+        .env("OPCONFORM_BACKEND_CMD", command)
+        .env(SELF_TEST_CHILD, "1")
+        .output()
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stderr));
+    Ok(Some(SelfRun {
+        success: output.status.success(),
+        output: text,
+    }))
+}
+
+/// A Python with numpy: `.venv/bin/python`, else `python3`. None outside CI when neither has
+/// it (with a note); a failure under `CI=true`.
+fn python(repo: &Path) -> Result<Option<String>, Failed> {
+    let venv = repo.join(".venv/bin/python").display().to_string();
+    let found = [venv, "python3".to_string()].into_iter().find(|python| {
+        Command::new(python)
+            .args(["-c", "import numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    match found {
+        Some(python) => Ok(Some(python)),
+        None if std::env::var("CI").is_ok_and(|v| v == "true") => Err(Failed::from(
+            "CI=true but neither .venv/bin/python nor python3 has numpy: run \
+             `bash .ci/certify-adapters --setup-only`",
+        )),
+        None => {
+            eprintln!("note: skipped, no Python with numpy (.venv/bin/python or python3)");
+            Ok(None)
         }
     }
 }

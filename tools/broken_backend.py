@@ -164,6 +164,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--break", dest="mode", choices=BREAK_MODES,
                         help="plant one spec violation (see the module doc)")
+    parser.add_argument("--claims", nargs="+", default=["4_1", "opset1"], metavar="LEVEL",
+                        help="the levels claimed in hello (default: 4_1 opset1); a narrower "
+                             "claim shows how cases above it are left out")
     args = parser.parse_args(argv)
     out = kit.protocol_stdout()
     executed = [0]
@@ -188,7 +191,7 @@ def main(argv=None):
         "name": "broken_backend" + ("" if args.mode is None else ":" + args.mode),
         "version": "1.0",
         "device": "numpy %s on the CPU (Python %s)" % (np.__version__, sys.version.split()[0]),
-        "claims": ["4_1", "opset1"],
+        "claims": args.claims,
         "operators": list(kit.OPERATORS),
     }
     kit.serve(hello, execute, out)
