@@ -20,7 +20,8 @@ With --break MODE it plants exactly one spec violation, to show that a run catch
 Run it as:  opconform certify --backend-cmd "python3 tools/broken_backend.py --break hang"
 
 The protocol loop, tensor access through strides and the descriptor validator come from
-tools/protocol_v1.py, which the adapters under backends/ share. Only numpy is needed.
+the opconform_protocol package (python/), which the adapters under backends/ share.
+Only numpy is needed.
 """
 
 import argparse
@@ -28,12 +29,15 @@ import os
 import sys
 import time
 
-sys.dont_write_bytecode = True  # no __pycache__ beside tools/protocol_v1.py
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+try:
+    import opconform_protocol as kit  # the protocol loop, strides, the validator (python/)
+except ImportError:  # a checkout without `pip install -e python/`: the package in it
+    HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(HERE, "..", "python", "src"))
+    import opconform_protocol as kit  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-import protocol_v1 as kit  # noqa: E402 - the protocol loop, strides and the validator
 
 # --------------------------------------------------------------------------------------------
 # The oracle: the four operators in numpy, from the documents
@@ -160,6 +164,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--break", dest="mode", choices=BREAK_MODES,
                         help="plant one spec violation (see the module doc)")
+    parser.add_argument("--claims", nargs="+", default=["4_1", "opset1"], metavar="LEVEL",
+                        help="the levels claimed in hello (default: 4_1 opset1); a narrower "
+                             "claim shows how cases above it are left out")
     args = parser.parse_args(argv)
     out = kit.protocol_stdout()
     executed = [0]
@@ -184,7 +191,7 @@ def main(argv=None):
         "name": "broken_backend" + ("" if args.mode is None else ":" + args.mode),
         "version": "1.0",
         "device": "numpy %s on the CPU (Python %s)" % (np.__version__, sys.version.split()[0]),
-        "claims": ["4_1", "opset1"],
+        "claims": args.claims,
         "operators": list(kit.OPERATORS),
     }
     kit.serve(hello, execute, out)

@@ -25,7 +25,7 @@ ONNX Runtime's own kernel still computes the result. With --native-only such cas
 ONNX OneHot needs indices of rank 1 or more: 0-D indices (a rank-1 DML_ONE_HOT,
 a 0-D OneHot-1) run as shape [1] and the result is reshaped.
 Descriptors invalid at the requested level are rejected by rule id with the shared validator
-in tools/protocol_v1.py.
+of the opconform_protocol package (python/).
 
 Run: opconform certify --backend-cmd ".venv/bin/python backends/onnxruntime/adapter.py"
                            --baseline backends/onnxruntime/baseline.yaml
@@ -34,10 +34,13 @@ Run: opconform certify --backend-cmd ".venv/bin/python backends/onnxruntime/adap
 import os
 import sys
 
-sys.dont_write_bytecode = True  # no __pycache__ beside tools/protocol_v1.py
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-
-import protocol_v1 as kit  # noqa: E402 - the protocol loop, strides and the validator
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+try:
+    import opconform_protocol as kit  # the protocol loop, strides, the validator (python/)
+except ImportError:  # a checkout without `pip install -e python/`: the package in it
+    HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "src"))
+    import opconform_protocol as kit  # noqa: E402
 
 PROTOCOL_OUT = kit.protocol_stdout()
 

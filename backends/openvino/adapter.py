@@ -22,8 +22,9 @@ Each case becomes a one-operation `ov.Model` compiled with `ov.Core().compile_mo
 
 Inputs arrive with strides and are materialised with numpy first; outputs are written back
 through the output strides. Descriptors invalid at the requested level are rejected by rule id
-with the shared validator in tools/protocol_v1.py. Where OpenVINO refuses a type (an
-exception while building or compiling), the case is answered `unsupported` with its reason.
+with the shared validator of the opconform_protocol package (python/). Where OpenVINO
+refuses a type (an exception while building or compiling), the case is answered
+`unsupported` with its reason.
 
 Run: opconform certify --backend-cmd ".venv/bin/python backends/openvino/adapter.py"
                            --baseline backends/openvino/baseline.yaml
@@ -32,10 +33,13 @@ Run: opconform certify --backend-cmd ".venv/bin/python backends/openvino/adapter
 import os
 import sys
 
-sys.dont_write_bytecode = True  # no __pycache__ beside tools/protocol_v1.py
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-
-import protocol_v1 as kit  # noqa: E402 - the protocol loop, strides and the validator
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+try:
+    import opconform_protocol as kit  # the protocol loop, strides, the validator (python/)
+except ImportError:  # a checkout without `pip install -e python/`: the package in it
+    HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "src"))
+    import opconform_protocol as kit  # noqa: E402
 
 PROTOCOL_OUT = kit.protocol_stdout()
 

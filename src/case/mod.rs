@@ -2,6 +2,7 @@
 //! files into validated, ready-to-run [`Case`]s ([`load`]) through a located YAML tree
 //! ([`yaml`]), within the [`caps`].
 
+pub mod cache;
 pub mod caps;
 pub mod data_generator;
 pub mod element;
