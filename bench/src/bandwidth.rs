@@ -84,7 +84,8 @@ fn fill_streaming(dst: &mut [u8], value: u8) {
 pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
     let threads = rayon::current_num_threads().max(1);
     let words = bytes / 8;
-    let mut buffer: Vec<u64> = (0..words as u64).collect();
+    // Backed by huge pages where the system allows, like the benchmark's tensors.
+    let mut buffer: Vec<u64> = huge_words(words);
     let chunk = words.div_ceil(threads).max(1);
     let best = |f: &mut dyn FnMut()| {
         (0..reps.max(1))
@@ -130,6 +131,27 @@ pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
         read_gbs: gbs(read_s),
         write_gbs: gbs(plain_s.min(stream_s)),
     }
+}
+
+/// `words` zeroed `u64`s, backed by huge pages where the system allows (see
+/// [`crate::case::buffer`]).
+fn huge_words(words: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = Vec::with_capacity(words);
+    #[cfg(target_os = "linux")]
+    {
+        let start = v.as_mut_ptr() as usize;
+        let aligned = start.next_multiple_of(4096);
+        let end = (start + words * 8) / 4096 * 4096;
+        if end > aligned {
+            // SAFETY: the range lies inside the vector's allocation; MADV_HUGEPAGE changes
+            // only how its pages are backed.
+            unsafe {
+                libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v.resize(words, 0x0101_0101_0101_0101);
+    v
 }
 
 /// The bytes of `words`.

@@ -136,11 +136,34 @@ pub fn operator(spec: &Value) -> Result<OperatorDesc, String> {
     }
 }
 
+/// A buffer of `len` bytes filled with `fill`, whose memory is asked to be backed by huge pages
+/// (`madvise(MADV_HUGEPAGE)` before its first touch), as numpy asks for its large arrays:
+/// without it, a streaming kernel on a large input pays a TLB miss every 4 KiB and the
+/// prefetchers stop at every page boundary, and the comparison would measure allocators.
+pub fn buffer(len: usize, fill: u8) -> Vec<u8> {
+    let mut v: Vec<u8> = Vec::with_capacity(len);
+    #[cfg(target_os = "linux")]
+    if len >= 4 << 20 {
+        let start = v.as_mut_ptr() as usize;
+        let aligned = start.next_multiple_of(4096);
+        let end = (start + len) / 4096 * 4096;
+        if end > aligned {
+            // SAFETY: the range lies inside the vector's allocation (page-aligned within it);
+            // MADV_HUGEPAGE only changes how its pages are backed, never their contents.
+            unsafe {
+                libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v.resize(len, fill);
+    v
+}
+
 impl BenchCase {
     /// The case of `spec` on the input buffers `buffers` (one per operator input, each as long
-    /// as its description's `TotalTensorSizeInBytes`, or short of it by the rounding to 4
-    /// bytes, which is filled with zeros).
-    pub fn new(spec: &Value, buffers: Vec<Vec<u8>>) -> Result<BenchCase, String> {
+    /// as its description's `TotalTensorSizeInBytes`: a shorter one, by the rounding to 4
+    /// bytes, is filled with zeros; a longer one, holding a view, is cut).
+    pub fn new<B: AsRef<[u8]>>(spec: &Value, buffers: &[B]) -> Result<BenchCase, String> {
         let op = operator(spec)?;
         let descs = op.inputs();
         if descs.len() != buffers.len() {
@@ -153,19 +176,31 @@ impl BenchCase {
         let inputs = descs
             .into_iter()
             .zip(buffers)
-            .map(|(desc, mut data)| {
-                // TotalTensorSizeInBytes is rounded up to 4 bytes: pad short buffers with zeros.
+            .map(|(desc, data)| {
+                let data = data.as_ref();
+                // TotalTensorSizeInBytes is rounded up to 4 bytes: a short buffer is padded
+                // with zeros. A view's buffer may hold more than its last element needs: the
+                // rest is dropped.
                 let total = desc.total_tensor_size_in_bytes as usize;
-                if data.len() < total && total - data.len() < 4 {
-                    data.resize(total, 0);
+                if data.len() < total && total - data.len() >= 4 {
+                    return Err(format!(
+                        "buffer holds {} bytes, the description needs {total}",
+                        data.len()
+                    ));
                 }
-                Tensor::from_bytes(desc.clone(), data).map_err(|e| e.to_string())
+                let mut bytes = buffer(total, 0);
+                let n = data.len().min(total);
+                bytes[..n].copy_from_slice(&data[..n]);
+                Tensor::from_bytes(desc.clone(), bytes).map_err(|e| e.to_string())
             })
             .collect::<Result<Vec<_>, _>>()?;
         let outputs = op
             .outputs()
             .into_iter()
-            .map(|d| Tensor::filled(d.clone(), 0xAB).map_err(|e| e.to_string()))
+            .map(|d| {
+                let len = usize::try_from(d.total_tensor_size_in_bytes).map_err(|e| e.to_string())?;
+                Tensor::from_bytes(d.clone(), buffer(len, 0xAB)).map_err(|e| e.to_string())
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(BenchCase {
             op,
@@ -202,7 +237,7 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect();
-        let mut case = BenchCase::new(&argmax, vec![values]).unwrap();
+        let mut case = BenchCase::new(&argmax, &[values]).unwrap();
         case.run(&backend).unwrap();
         // Logical rows [1, 3, 2] and [6, 4, 5].
         assert_eq!(
@@ -211,7 +246,7 @@ mod tests {
         );
 
         let nonzero = json!({"op": "nonzero", "dtype": "UINT8", "sizes": [4]});
-        let mut case = BenchCase::new(&nonzero, vec![vec![0, 7, 0, 9]]).unwrap();
+        let mut case = BenchCase::new(&nonzero, &[vec![0u8, 7, 0, 9]]).unwrap();
         case.run(&backend).unwrap();
         assert_eq!(case.outputs[0].data, 2u32.to_le_bytes());
         assert_eq!(&case.outputs[1].data[..8], &[1, 0, 0, 0, 3, 0, 0, 0]);
@@ -219,11 +254,11 @@ mod tests {
         let one_hot = json!({"op": "one_hot", "index_dtype": "INT32", "dtype": "UINT8",
                              "count": 2, "depth": 3});
         let indices: Vec<u8> = [2i32, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let mut case = BenchCase::new(&one_hot, vec![indices, vec![0, 1]]).unwrap();
+        let mut case = BenchCase::new(&one_hot, &[indices, vec![0, 1]]).unwrap();
         case.run(&backend).unwrap();
         assert_eq!(case.outputs[0].data[..6], [0, 0, 1, 1, 0, 0]);
 
         assert!(operator(&json!({"op": "sort"})).is_err());
-        assert!(BenchCase::new(&nonzero, vec![]).is_err());
+        assert!(BenchCase::new::<Vec<u8>>(&nonzero, &[]).is_err());
     }
 }

@@ -336,7 +336,7 @@ pub fn run(threads: usize, reps: usize, only: Option<&str>) -> Result<(), String
             continue;
         }
         let row = make();
-        let mut case = BenchCase::new(&row.spec, row.inputs)?;
+        let mut case = BenchCase::new(&row.spec, &row.inputs)?;
         let read = row.read as f64;
         let floor = read / (bw.read_gbs * 1e9) + row.written as f64 / (bw.write_gbs * 1e9);
         // Each repetition also reads the input once (the same bytes): the kernel's time over

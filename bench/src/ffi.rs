@@ -75,14 +75,14 @@ pub unsafe extern "C" fn ocb_case_new(
                 unsafe {
                     let (p, n) = (*inputs.add(i), *lens.add(i));
                     if n == 0 {
-                        Vec::new()
+                        &[][..]
                     } else {
-                        std::slice::from_raw_parts(p, n).to_vec()
+                        std::slice::from_raw_parts(p, n)
                     }
                 }
             })
-            .collect();
-        BenchCase::new(&spec, buffers)
+            .collect::<Vec<&[u8]>>();
+        BenchCase::new(&spec, &buffers)
     });
     match result {
         Ok(case) => Box::into_raw(Box::new(case)),

@@ -49,6 +49,10 @@ pub const NONZERO_DENSE_GROUP: usize = 8;
 /// NonZeroCoordinates: bytes of rows gathered before they are copied out.
 pub const NONZERO_STAGE_BYTES: usize = 8192;
 
+/// OneHot: bytes of output filled at a time in a buffer before they are streamed out (outputs
+/// of at least [`STREAM_MIN_BYTES`]).
+pub const ONE_HOT_STAGE_BYTES: usize = 8192;
+
 /// Outputs at least this many bytes long are written with non-temporal stores
-/// (NonZeroCoordinates rows).
+/// (NonZeroCoordinates rows, OneHot outputs).
 pub const STREAM_MIN_BYTES: usize = 16 << 20;

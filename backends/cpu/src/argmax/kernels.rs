@@ -381,12 +381,11 @@ unsafe fn max_of_pieces<T: Lanes>(base: *const u8, pieces: &[Piece]) -> T::Key {
         any_vector = true;
         // Vector starts: 0, 32, … and the last one ending at `bytes` (all in bounds: the piece
         // lies inside `data` and holds at least 32 bytes).
-        let vectors = bytes.div_ceil(32);
+        let whole = bytes / 32;
         let mut j = 0;
-        while j + 4 <= vectors {
+        while j + 4 <= whole {
             for (k, acc) in acc.iter_mut().enumerate() {
-                let at = ((j + k) * 32).min(bytes - 32);
-                let v = T::load(p.add(at));
+                let v = T::load(p.add((j + k) * 32));
                 *acc = T::max(v, *acc);
                 if T::CAN_NAN {
                     nan = _mm256_or_si256(nan, T::nan(v));
@@ -394,8 +393,11 @@ unsafe fn max_of_pieces<T: Lanes>(base: *const u8, pieces: &[Piece]) -> T::Key {
             }
             j += 4;
         }
+        // The rest: whole vectors, then one ending at `bytes` (overlapping the one before).
+        let vectors = bytes.div_ceil(32);
         while j < vectors {
-            let v = T::load(p.add((j * 32).min(bytes - 32)));
+            let at = if j < whole { j * 32 } else { bytes - 32 };
+            let v = T::load(p.add(at));
             acc[0] = T::max(v, acc[0]);
             if T::CAN_NAN {
                 nan = _mm256_or_si256(nan, T::nan(v));
