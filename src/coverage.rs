@@ -54,7 +54,7 @@ pub fn support_cells(operator: OperatorKind) -> Vec<SupportCell> {
                     .filter(|table| {
                         table.tensors.get(&role.name).is_some_and(|row| {
                             row.data_types.contains(&data_type)
-                                && row.allows_dimension_count(dimension_count)
+                                && row.lists_dimension_count(dimension_count)
                         })
                     })
                     .map(|table| table.from)
@@ -117,6 +117,22 @@ pub struct RuleCoverage {
     pub kind: RuleKind,
     /// Ids of the covering cases, sorted.
     pub cases: Vec<String>,
+    /// Ids of the covering `required` cases, sorted (a subset of `cases`).
+    pub required: Vec<String>,
+    /// True when the rule is a reading of a silent point: it grounds no required case.
+    pub silent: bool,
+    /// The sentence that grounds the rule's required cases (the rule's quote and source).
+    pub grounding: String,
+}
+
+impl RuleCoverage {
+    /// Ids of the covering `informational` cases, sorted.
+    pub fn informational(&self) -> Vec<&String> {
+        self.cases
+            .iter()
+            .filter(|id| self.required.binary_search(id).is_err())
+            .collect()
+    }
 }
 
 /// A support cell with the cases covering it.
@@ -143,15 +159,21 @@ impl Coverage {
         let rules = spec::all()
             .iter()
             .flat_map(|spec| {
-                spec.rules.iter().map(move |rule| RuleCoverage {
-                    spec: spec.name.clone(),
-                    id: rule.id.clone(),
-                    kind: rule.kind,
-                    cases: sorted_ids(
+                spec.rules.iter().map(move |rule| {
+                    let covering = || {
                         cases
                             .iter()
-                            .filter(|c| case_covers_rule(c, &rule.id, rule.kind)),
-                    ),
+                            .filter(|c| case_covers_rule(c, &rule.id, rule.kind))
+                    };
+                    RuleCoverage {
+                        spec: spec.name.clone(),
+                        id: rule.id.clone(),
+                        kind: rule.kind,
+                        cases: sorted_ids(covering()),
+                        required: sorted_ids(covering().filter(|c| c.class == CaseClass::Required)),
+                        silent: rule.silent,
+                        grounding: format!("{} ({})", rule.quote.trim(), rule.source),
+                    }
                 })
             })
             .collect();
@@ -163,6 +185,17 @@ impl Coverage {
             })
             .collect();
         Coverage { rules, cells }
+    }
+
+    /// Required cases that exercise a silent behaviour rule: each breaks the class policy (a
+    /// reading never grounds a required case), as (rule id, case id). A negative case may
+    /// break a silent descriptor rule beside a grounded one, which grounds it.
+    pub fn required_on_silent_rules(&self) -> Vec<(&str, &str)> {
+        self.rules
+            .iter()
+            .filter(|r| r.silent && r.kind == RuleKind::Behaviour)
+            .flat_map(|r| r.required.iter().map(move |c| (r.id.as_str(), c.as_str())))
+            .collect()
     }
 
     /// The rules no case covers.

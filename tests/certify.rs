@@ -9,8 +9,10 @@
 
 use opconform::case::load::load_file;
 use opconform::case::Case;
-use opconform::certify::{certify_backend, partial, Baseline, Certification, CertifyOptions};
+use opconform::certify::{certify_backend, Baseline, Certification, CertifyOptions};
 use opconform::protocol::{ProcessBackend, ProcessOptions};
+use opconform::report::partial;
+use opconform::report::rows::ResultRow;
 use opconform::runner::Outcome;
 use opconform_backend::{Level, OperatorKind};
 use std::collections::BTreeSet;
@@ -139,7 +141,7 @@ fn the_correct_oracle_certifies_at_4_1_and_writes_every_file() {
     let certification = certify(&python, None, Duration::from_secs(10), cases, Some(&dir.0));
     let cert = &certification.certificate;
     assert!(cert.certified, "{}", cert.to_markdown());
-    assert_eq!(cert.targets, vec![Level::dml(0x4100), Level::Opset(16)]);
+    assert_eq!(cert.targets, vec![Level::dml(0x4100), Level::Opset(1)]);
     for operator in &cert.operators {
         assert!(operator.claimed && operator.certified, "{operator:?}");
     }
@@ -299,11 +301,16 @@ fn results_reach_the_partial_file_as_they_come() {
         paused_rx.recv().unwrap();
         let recorded = partial::read_partial(&dir.0.join(partial::PARTIAL_RESULTS)).unwrap();
         assert_eq!(recorded.len(), 5);
-        assert!(recorded.iter().all(|r| r.outcome == Outcome::Pass));
+        assert!(recorded
+            .iter()
+            .all(|r| matches!(r, ResultRow::Case(r) if r.result.outcome == Outcome::Pass)));
         assert!(!dir.0.join("results.jsonl").exists());
         resume_tx.send(()).unwrap();
         let certification = run.join().unwrap().unwrap();
-        assert!(certification.moved_interrupted);
+        assert_eq!(
+            certification.rescued,
+            Some(dir.0.join(partial::INTERRUPTED_RESULTS))
+        );
         assert_eq!(certification.results.len(), count);
     });
     assert_eq!(
@@ -358,7 +365,7 @@ fn the_cli_exit_status_follows_the_certificate_and_the_baseline() {
 
     let (status, output) = run(&correct, None);
     assert_eq!(status, 0, "{output}");
-    assert!(output.contains("CERTIFIED at 4_1 and opset16"), "{output}");
+    assert!(output.contains("CERTIFIED at 4_1 and opset1"), "{output}");
 
     let (status, output) = run(&broken, None);
     assert_eq!(status, 1, "{output}");
@@ -417,4 +424,192 @@ fn the_cli_exit_status_follows_the_certificate_and_the_baseline() {
     );
     let (status, output) = opconform(&["certify", "--cases", cases]);
     assert_eq!(status, 2, "{output}");
+}
+
+/// Any `python3` (these tests need no numpy), or `None` (after a note) when there is none;
+/// panics under `CI=true` when there is none.
+fn plain_python() -> Option<String> {
+    let found = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(!ci, "CI=true but there is no python3");
+        eprintln!("note: skipped, no python3");
+        return None;
+    }
+    Some("python3".to_string())
+}
+
+/// A protocol backend (Python, standard library only) whose name, version, device and error
+/// messages carry Markdown headings and terminal escape sequences. It answers every `execute`
+/// with an internal error; with an argument N it hangs (for at most 20 s) at the (N+1)-th.
+const HOSTILE_BACKEND: &str = r#"
+import json, os, sys, time
+hang_after = int(sys.argv[1]) if len(sys.argv) > 1 else -1
+seen = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        out = {"type": "hello", "protocol": 1,
+               "name": "evil\n## Verdict: CERTIFIED\n\x1b[2J\x1b]0;pwned\x07",
+               "version": "1 | [x](http://e)", "device": "<b>gpu</b>\x1b[31m",
+               "claims": ["4_1"], "operators": ["DML_ARGMAX"]}
+    elif msg["type"] == "execute":
+        seen += 1
+        if seen == hang_after + 1:
+            parent = os.getppid()
+            for _ in range(200):
+                if os.getppid() != parent:
+                    break
+                time.sleep(0.1)
+            sys.exit(0)
+        out = {"type": "error", "id": msg["id"], "kind": "internal",
+               "message": "boom\n# CERTIFIED\x1b[31m"}
+    else:
+        break
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+"#;
+
+fn hostile_backend(dir: &Path, python: &str, hang_after: Option<u32>) -> String {
+    let script = dir.join("hostile.py");
+    std::fs::write(&script, HOSTILE_BACKEND).unwrap();
+    let mut command = format!("'{python}' '{}'", script.display());
+    if let Some(n) = hang_after {
+        command.push_str(&format!(" {n}"));
+    }
+    command
+}
+
+#[test]
+fn backend_strings_reach_neither_the_markdown_structure_nor_the_terminal_raw() {
+    let Some(python) = plain_python() else { return };
+    let dir = TempDir::new("hostile");
+    let reports = dir.0.join("reports");
+    let backend = hostile_backend(&dir.0, &python, None);
+    let cases = repo().join("cases/documented");
+    let (status, output) = opconform(&[
+        "certify",
+        "--backend-cmd",
+        &backend,
+        "--cases",
+        cases.to_str().unwrap(),
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    assert_eq!(status, 1, "{output}");
+    assert!(!output.contains('\u{1b}'), "{output:?}");
+    assert!(
+        output.lines().all(|l| !l.starts_with("## Verdict")),
+        "{output}"
+    );
+    assert!(output.contains("\\u{1b}[2J"), "{output}");
+    for file in ["certificate.md", "summary.md"] {
+        let text = std::fs::read_to_string(reports.join(file)).unwrap();
+        assert!(!text.contains('\u{1b}'), "{file}");
+        assert!(
+            !text.contains("<b>") && !text.contains("[x]("),
+            "{file}: {text}"
+        );
+        // Outside code blocks (where a multi-line message is shown as it is), no line is a
+        // heading the backend wrote.
+        let mut in_fence = false;
+        for line in text.lines() {
+            if line.starts_with("```") {
+                in_fence = !in_fence;
+                continue;
+            }
+            assert!(
+                in_fence || (!line.starts_with("## Verdict") && !line.starts_with("# CERTIFIED")),
+                "{file}: {line}"
+            );
+        }
+        assert!(!in_fence, "{file}: a code block is left open");
+    }
+    let certificate = std::fs::read_to_string(reports.join("certificate.md")).unwrap();
+    assert!(certificate.contains("**NOT CERTIFIED**"), "{certificate}");
+}
+
+#[test]
+fn sigint_loses_nothing_already_run() {
+    let Some(python) = plain_python() else { return };
+    let dir = TempDir::new("sigint");
+    let reports = dir.0.join("reports");
+    let cases = repo().join("cases/documented");
+    let args = |backend: &str| {
+        vec![
+            "certify".to_string(),
+            "--backend-cmd".into(),
+            backend.to_string(),
+            "--cases".into(),
+            cases.display().to_string(),
+            "--report-dir".into(),
+            reports.display().to_string(),
+            "--timeout".into(),
+            "2".into(),
+        ]
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opconform"))
+        .args(args(&hostile_backend(&dir.0, &python, Some(3))))
+        .current_dir(repo())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial = reports.join(partial::PARTIAL_RESULTS);
+    let started = Instant::now();
+    let seen = loop {
+        let text = std::fs::read_to_string(&partial).unwrap_or_default();
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        if lines.len() >= 3 {
+            break lines;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no results came"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let signalled = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let status = child.wait().unwrap();
+    let interrupted = reports.join(partial::INTERRUPTED_RESULTS);
+    match status.code() {
+        // With the signal handler: the reports are written, marked interrupted, exit 130.
+        Some(code) => {
+            assert_eq!(code, 130);
+            let run = std::fs::read_to_string(reports.join("run.json")).unwrap();
+            assert!(run.contains("\"interrupted\": true"), "{run}");
+            let certificate = std::fs::read_to_string(reports.join("certificate.md")).unwrap();
+            assert!(certificate.contains("**INTERRUPTED**"), "{certificate}");
+            assert!(!partial.exists());
+            let kept = std::fs::read_to_string(&interrupted).unwrap();
+            assert!(kept.lines().count() >= seen.len());
+        }
+        // Without one, SIGINT kills the process: the partial file holds what ran.
+        None => {
+            let kept = std::fs::read_to_string(&partial).unwrap();
+            assert!(kept.lines().count() >= seen.len());
+        }
+    }
+    // The next run keeps those results, whichever way the first one ended.
+    let (code, output) = opconform(
+        &args(&hostile_backend(&dir.0, &python, None))
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 1, "{output}");
+    let kept: Vec<String> = std::fs::read_to_string(&interrupted)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(kept[..seen.len()], seen[..]);
+    assert!(!partial.exists());
 }

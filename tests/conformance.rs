@@ -8,7 +8,8 @@
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use opconform::case::{load_paths, Case};
-use opconform::runner::{run_case, Outcome};
+use opconform::report::verdict::{verdict, Scope, Verdict};
+use opconform::runner::run_case;
 use opconform_backend::{Backend, BackendInfo};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -85,10 +86,23 @@ fn run_trial(backend: &LazyBackend, case: &Case) -> Result<(), Failed> {
         .as_ref()
         .map_err(|e| Failed::from(e.as_str()))?;
     let result = run_case(backend.as_ref(), info, case);
-    match result.outcome {
-        Outcome::Pass => Ok(()),
-        Outcome::Unsupported if !info.claims_case(case.kind(), case.level) => Ok(()),
-        outcome => {
+    // The verdict every report uses: only a required case within the claims fails a trial.
+    let targets =
+        opconform::certify::targets(info, None).map_err(|e| Failed::from(e.to_string()))?;
+    let scope = Scope::new(info, &targets);
+    match verdict(&result, &scope, false) {
+        Verdict::Pass | Verdict::NotClaimed | Verdict::Baselined => Ok(()),
+        Verdict::Informational => {
+            eprintln!(
+                "note: informational {} {}: {}",
+                case.id,
+                result.outcome.name(),
+                result.detail
+            );
+            Ok(())
+        }
+        Verdict::Failure => {
+            let outcome = result.outcome;
             let mut message = format!(
                 "{} ({}:{}): {}: {}",
                 case.id,

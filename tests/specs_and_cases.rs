@@ -91,6 +91,26 @@ fn every_behaviour_rule_is_exercised() {
     );
 }
 
+/// The policy of docs/case-format.md ("Required and informational"): a required case rests on
+/// a grounded rule and on no silent point; an informational one on a silent point.
+#[test]
+fn every_case_is_required_exactly_when_the_seeds_decide_it() {
+    let problems: Vec<String> = all_cases()
+        .iter()
+        .flat_map(|case| {
+            opconform::readings::class_problems(case)
+                .into_iter()
+                .map(move |p| format!("{} ({}:{}) {p}", case.id, case.file.display(), case.line))
+        })
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "{} case(s) break the class policy:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
 #[test]
 fn the_checked_in_json_schema_is_current() {
     let path = repo().join("cases/case.schema.json");

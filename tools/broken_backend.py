@@ -184,7 +184,7 @@ def main(argv=None):
         "name": "broken_backend" + ("" if args.mode is None else ":" + args.mode),
         "version": "1.0",
         "device": "numpy %s on the CPU (Python %s)" % (np.__version__, sys.version.split()[0]),
-        "claims": ["4_1", "opset16"],
+        "claims": ["4_1", "opset1"],
         "operators": list(kit.OPERATORS),
     }
     kit.serve(hello, execute, out)

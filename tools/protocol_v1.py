@@ -336,11 +336,11 @@ OPERATORS = {
         "outputs": [("output", "output")],
         "tables": [
             (("opset", 1), {
-                "indices": _table((0, 8), "INT32 INT64"),
+                "indices": _table((0, None), "INT32 INT64"),  # no rank limit in the page
                 "depth": _table((0, 0), "INT32 INT64"),
                 "on_value": _table((0, 0), _ALL_TYPES),
                 "off_value": _table((0, 0), _ALL_TYPES),
-                "output": _table((1, 9), _ALL_TYPES),
+                "output": _table((1, None), _ALL_TYPES),
             }),
         ],
     },
@@ -370,9 +370,10 @@ def validate(operator, level):
         if not holds:
             found.append((rule, detail))
 
-    # DML_BUFFER_TENSOR_DESC rules, for every tensor.
+    # DML_BUFFER_TENSOR_DESC rules, for every tensor of a DirectML operator (they are not
+    # OpenVINO rules).
     is_dml = kind.startswith("DML_")
-    for name, desc in named_tensors(operator):
+    for name, desc in named_tensors(operator) if is_dml else []:
         sizes = desc["sizes"]
         if is_dml:
             for i, s in enumerate(sizes):
@@ -400,8 +401,11 @@ def validate(operator, level):
         for name, desc in named_tensors(operator):
             low, high, types = table[name]
             rank = len(desc["sizes"])
-            require(low <= rank <= high, spec["prefix"] + ".SUPPORT_DIMENSION_COUNT",
-                    "%s has %d dimensions, %d to %d supported at %s" % (name, rank, low, high, level))
+            require(low <= rank and (high is None or rank <= high),
+                    spec["prefix"] + ".SUPPORT_DIMENSION_COUNT",
+                    "%s has %d dimensions, %s supported at %s"
+                    % (name, rank, "%d or more" % low if high is None else "%d to %d" % (low, high),
+                       level))
             require(desc["data_type"] in types, spec["prefix"] + ".SUPPORT_DATA_TYPE",
                     "%s is %s, not one of %s at %s" % (name, desc["data_type"], types, level))
 
@@ -478,11 +482,11 @@ def _check_argmax(op, require):
 
 
 def ov_output_sizes(op):
-    """The OneHot-1 output shape, or None when axis or depth are out of range."""
+    """The OneHot-1 output shape (depth not bounded to 32 bits, so no output matches a larger one), or None when axis or depth are out of range."""
     n = len(op["indices"]["sizes"])
     axis = op["axis"] + n + 1 if op["axis"] < 0 else op["axis"]
     depth = op["depth_value"]
-    if not 0 <= axis <= n or not 0 < depth <= 2**32 - 1:
+    if not 0 <= axis <= n or not 0 < depth:  # a depth beyond 32 bits still gets a shape
         return None
     sizes = list(op["indices"]["sizes"])
     sizes.insert(axis, depth)

@@ -272,7 +272,7 @@ def main():
         "device": "CPUExecutionProvider (onnxruntime %s, onnx %s, opset %d%s)"
         % (ort.__version__, onnx.__version__, OPSET,
            ", native kernel types only" if NATIVE_ONLY else ""),
-        "claims": ["4_1", "opset16"],
+        "claims": ["4_1", "opset1"],
         "operators": list(MAPPINGS),
     }
     kit.serve(hello, execute, PROTOCOL_OUT)

@@ -30,7 +30,8 @@ pub enum Distribution {
         max: i64,
     },
     /// Floats `min + (max - min) * u` with `u = (x >> 11) * 2^-53`, computed in binary64 and
-    /// rounded to the element type.
+    /// rounded once to the element type, to nearest even (`crate::case::float16`). `min` and
+    /// `max` are finite with `min <= max`.
     UniformFloat {
         /// Lower bound.
         min: f64,
@@ -42,7 +43,7 @@ pub enum Distribution {
     Sparse {
         /// Nonzero elements per million.
         per_million: u64,
-        /// Largest nonzero value (at least 1).
+        /// Largest nonzero value (at least 1; 0 is refused).
         max: u64,
     },
 }
@@ -64,19 +65,33 @@ impl DataGenerator {
         count: u64,
         out: &mut Vec<u8>,
     ) -> Result<(), EncodeError> {
-        if let Distribution::UniformInt { min, max } = self.distribution {
-            if min > max {
-                return Err(EncodeError(format!(
-                    "uniform_int: min {min} is above max {max}"
-                )));
-            }
-        }
+        self.check()?;
         let mut state = self.seed;
         for _ in 0..count {
             let x = splitmix64(&mut state);
             self.element(x).encode(data_type, out)?;
         }
         Ok(())
+    }
+
+    /// Refuses parameters that describe no distribution.
+    fn check(&self) -> Result<(), EncodeError> {
+        match self.distribution {
+            Distribution::UniformInt { min, max } if min > max => Err(EncodeError(format!(
+                "uniform_int: min {min} is above max {max}"
+            ))),
+            Distribution::UniformFloat { min, max }
+                if !min.is_finite() || !max.is_finite() || min > max =>
+            {
+                Err(EncodeError(format!(
+                    "uniform_float: min {min} and max {max} must be finite with min <= max"
+                )))
+            }
+            Distribution::Sparse { max: 0, .. } => Err(EncodeError(
+                "sparse: max must be at least 1 (nonzero elements are 1 ..= max)".to_string(),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn element(&self, x: u64) -> Element {
@@ -91,7 +106,7 @@ impl DataGenerator {
             }
             Distribution::Sparse { per_million, max } => {
                 if (x >> 40) % 1_000_000 < per_million {
-                    Element::Int(1 + i128::from(x % max.max(1)))
+                    Element::Int(1 + i128::from(x % max))
                 } else {
                     Element::Int(0)
                 }
@@ -122,6 +137,71 @@ mod tests {
         generator.fill(DataType::Int8, 1000, &mut bytes).unwrap();
         assert!(bytes.iter().all(|&b| (-3..=3).contains(&(b as i8))));
         assert!(bytes.contains(&(-3i8 as u8)) && bytes.contains(&3));
+    }
+
+    #[test]
+    fn sparse_max_zero_is_refused() {
+        let generator = DataGenerator {
+            seed: 1,
+            distribution: Distribution::Sparse {
+                per_million: 10,
+                max: 0,
+            },
+        };
+        let error = generator
+            .fill(DataType::Uint8, 4, &mut Vec::new())
+            .unwrap_err();
+        assert!(error.0.contains("at least 1"), "{error}");
+    }
+
+    #[test]
+    fn uniform_float_bounds_must_be_finite_and_ordered() {
+        for (min, max) in [(1.0, 0.0), (f64::NAN, 1.0), (0.0, f64::INFINITY)] {
+            let generator = DataGenerator {
+                seed: 1,
+                distribution: Distribution::UniformFloat { min, max },
+            };
+            assert!(generator
+                .fill(DataType::Float32, 1, &mut Vec::new())
+                .is_err());
+        }
+    }
+
+    #[test]
+    fn uniform_float16_rounds_each_binary64_draw_once() {
+        // Every generated FLOAT16 element is the correctly rounded binary64 draw; `half`'s
+        // `from_f64` is off by one ulp on about 1 in 2000 of these.
+        let (min, max) = (1.0, 70000.0 / 3.0);
+        let generator = DataGenerator {
+            seed: 11,
+            distribution: Distribution::UniformFloat { min, max },
+        };
+        let count = 200_000;
+        let mut bytes = Vec::new();
+        generator
+            .fill(DataType::Float16, count, &mut bytes)
+            .unwrap();
+        let mut state = 11;
+        let mut half_differs = 0;
+        for chunk in bytes.chunks(2) {
+            let x = splitmix64(&mut state);
+            let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+            let exact = min + (max - min) * u;
+            let got = half::f16::from_bits(u16::from_le_bytes([chunk[0], chunk[1]]));
+            // Nearest: no binary16 neighbour is closer to the exact draw.
+            let error = (got.to_f64() - exact).abs();
+            for neighbour in [got.to_bits() - 1, got.to_bits() + 1] {
+                let other = half::f16::from_bits(neighbour).to_f64();
+                assert!((other - exact).abs() >= error, "{exact} -> {got}");
+            }
+            if half::f16::from_f64(exact) != got {
+                half_differs += 1;
+            }
+        }
+        assert!(
+            half_differs > 0,
+            "the draws include values half rounds wrongly"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! decimal number (YAML float, including `.nan`, `.inf`, `-.inf`, `-0.0`), an exact bit pattern
 //! written `bits:0x…`, or `null` (an expected output element the spec leaves undefined).
 
+use super::float16::{f16_bits_from_f64, f32_bits_from_f64};
 use half::f16;
 use opconform_backend::DataType;
 use schemars::JsonSchema;
@@ -134,7 +135,8 @@ impl Element {
     /// Appends this element's little-endian bytes in `data_type` to `out`.
     ///
     /// Integers must fit the type exactly; decimals are rounded to nearest-even in float types
-    /// (read through binary64) and refused for integer types; bit patterns must fit the width.
+    /// (read through binary64, rounded once by [`super::float16`]) and refused for integer types
+    /// or when they round to infinity; bit patterns must fit the width.
     pub fn encode(&self, data_type: DataType, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match *self {
             Element::Null => Err(EncodeError(
@@ -231,18 +233,18 @@ fn encode_float(v: f64, data_type: DataType, out: &mut Vec<u8>) -> Result<(), En
             let bits = if v.is_nan() {
                 0x7fc0_0000u32 | ((v.to_bits() >> 32) as u32 & 0x8000_0000)
             } else {
-                (v as f32).to_bits()
+                f32_bits_from_f64(v)
             };
+            refuse_overflow(v, bits & 0x7fff_ffff == 0x7f80_0000, data_type)?;
             out.extend_from_slice(&bits.to_le_bytes());
         }
         DataType::Float16 => {
             let bits = if v.is_nan() {
                 0x7e00u16 | ((v.to_bits() >> 48) as u16 & 0x8000)
             } else {
-                // Direct binary64 → binary16 rounding: `from_f64` goes through binary32 on CPUs
-                // with F16C, rounding twice.
-                f16::from_f64_const(v).to_bits()
+                f16_bits_from_f64(v)
             };
+            refuse_overflow(v, bits & 0x7fff == 0x7c00, data_type)?;
             out.extend_from_slice(&bits.to_le_bytes());
         }
         _ if v.fract() == 0.0 && v.is_finite() => return encode_int(v as i128, data_type, out),
@@ -251,6 +253,21 @@ fn encode_float(v: f64, data_type: DataType, out: &mut Vec<u8>) -> Result<(), En
                 "{v} is not an integer; {data_type} data must be integers"
             )))
         }
+    }
+    Ok(())
+}
+
+/// Refuses a finite decimal that rounds to infinity in `data_type` (write `.inf` for that).
+fn refuse_overflow(
+    v: f64,
+    rounded_to_infinity: bool,
+    data_type: DataType,
+) -> Result<(), EncodeError> {
+    if v.is_finite() && rounded_to_infinity {
+        return Err(EncodeError(format!(
+            "{v:e} is out of range of {data_type} (it rounds to infinity; write .inf or -.inf \
+             for an infinity)"
+        )));
     }
     Ok(())
 }
@@ -338,5 +355,35 @@ mod tests {
         assert!(Element::Bits(0x1_0000).to_bytes(DataType::Float16).is_err());
         assert!(Element::Int(2049).to_bytes(DataType::Float16).is_err());
         assert_eq!(Element::Null.to_bytes(DataType::Int8), Ok(None));
+    }
+
+    #[test]
+    fn decimals_that_overflow_the_type_are_refused() {
+        let error = Element::Float(1e300)
+            .to_bytes(DataType::Float32)
+            .unwrap_err();
+        assert!(error.0.contains("out of range of FLOAT32"), "{error}");
+        assert!(Element::Float(-1e39).to_bytes(DataType::Float32).is_err());
+        assert!(Element::Float(65520.0).to_bytes(DataType::Float16).is_err());
+        assert_eq!(
+            bytes(Element::Float(65519.0), DataType::Float16),
+            0x7bffu16.to_le_bytes()
+        );
+        assert_eq!(
+            bytes(Element::Float(f64::INFINITY), DataType::Float32),
+            f32::INFINITY.to_le_bytes()
+        );
+        assert_eq!(
+            bytes(Element::Float(1e300), DataType::Float64),
+            1e300f64.to_le_bytes()
+        );
+    }
+
+    #[test]
+    fn float16_decimals_round_once_to_nearest_even() {
+        // `half::f16::from_f64` gives 2048 and 0 for these two.
+        let value = parse("[2049.0000000000005, 2.980232238769532e-08]");
+        assert_eq!(bytes(value[0], DataType::Float16), 0x6801u16.to_le_bytes());
+        assert_eq!(bytes(value[1], DataType::Float16), 0x0001u16.to_le_bytes());
     }
 }

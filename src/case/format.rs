@@ -62,6 +62,27 @@ pub struct CaseSpec {
     /// For a negative case: every rule id the validator must report (and no others).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect_invalid: Vec<String>,
+    /// How outputs are compared: `value` (default) or `bits`.
+    #[serde(default, skip_serializing_if = "Compare::is_value")]
+    pub compare: Compare,
+}
+
+/// How a backend's outputs are compared with the expected elements.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Compare {
+    /// Integers by value; floats by bits, except that any NaN matches any NaN.
+    #[default]
+    Value,
+    /// Every element bit for bit, NaN payloads and signs included.
+    Bits,
+}
+
+impl Compare {
+    /// True for the default, `value`.
+    pub fn is_value(&self) -> bool {
+        *self == Compare::Value
+    }
 }
 
 /// Whether a case counts towards certification.

@@ -1,26 +1,32 @@
 //! Loading case files: parse, check every field, build the operator descriptor and buffers,
 //! and check the case against the validator. Every error names file, line, column and field;
 //! one bad file or case never hides the others.
+//!
+//! A file is parsed into a located YAML tree ([`super::yaml`]); each case is then read from its
+//! own node, so a case with an unknown field, a wrong type or a duplicate key is reported (with
+//! its position) while the other cases of the file still load. Every size is checked against
+//! [`super::caps`] before anything is allocated.
 
+use super::caps::{MAX_ELEMENTS, MAX_FILE_BYTES, MAX_LOGICAL_BYTES};
 use super::element::Element;
 use super::format::{
-    Attributes, CaseClass, CaseFile, CaseSpec, InputTensorSpec, OutputTensorSpec, Source,
+    Attributes, CaseClass, CaseSpec, Compare, InputTensorSpec, OutputTensorSpec, Source,
     CASE_FORMAT_VERSION,
 };
-use super::locate::CaseLocator;
+use super::yaml::{self, DeError, Node, NodeDeserializer, NodeValue, Pos};
 use opconform_backend::validate::{lowest_valid_level, validate};
 use opconform_backend::{
     spec, ArgMaxDesc, AxisDirection, DataType, Level, NonZeroCoordinatesDesc, OneHotDesc,
     OperatorDesc, OperatorKind, OvOneHotDesc, Tensor, TensorDesc,
 };
 use rayon::prelude::*;
+use serde::Deserialize;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// The largest buffer a case may describe (1 GiB); larger ones are refused at load time rather
-/// than failing to allocate mid-run.
-pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+pub use super::caps::MAX_BUFFER_BYTES;
 
 /// A ready-to-run case.
 #[derive(Debug, Clone)]
@@ -47,6 +53,8 @@ pub struct Case {
     pub inputs: Vec<Tensor>,
     /// What a backend must do.
     pub expectation: Expectation,
+    /// How outputs are compared (`compare:` in the file; `value` when absent).
+    pub compare: Compare,
 }
 
 /// What a backend must do with a case.
@@ -90,19 +98,26 @@ impl Case {
     }
 }
 
-/// A load error, pointing into the file.
+/// A load error, pointing into the file: a case (or a whole file) that did not load.
+///
+/// A case with several errors gives several `LoadError`s with the same `case_id` (and the same
+/// `cases[N]` prefix in `field`). Errors about a whole file (unreadable, too large, not YAML,
+/// wrong `format`) have no `case_id`; their `field` is `(file)`, `(yaml)` or `format`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadError {
     /// The file.
     pub file: PathBuf,
-    /// 1-based line (0 when unknown).
+    /// 1-based line (0 only when the file could not be read at all).
     pub line: usize,
-    /// 1-based column (0 when unknown).
+    /// 1-based column, in characters (0 only when the file could not be read at all).
     pub column: usize,
     /// The field, e.g. `cases[2].inputs.IndicesTensor.data`.
     pub field: String,
     /// What is wrong, naming the rule when one is broken.
     pub message: String,
+    /// The full id the case would have had (`<operator slug>::<group>::<id>`), when its `id`
+    /// and `operator` could be read; `None` for file errors.
+    pub case_id: Option<String>,
 }
 
 impl fmt::Display for LoadError {
@@ -130,6 +145,9 @@ pub struct LoadedCases {
 
 /// Loads every `.yaml`/`.yml` case file under `paths` (files or folders, recursively, in sorted
 /// order). Group names come from each file's path relative to the folder it was found under.
+/// Symbolic links to folders found inside a folder are not followed (a loop, or a link to `..`,
+/// would load cases again under invented ids): each is reported as a load error. Links to files
+/// are read.
 pub fn load_paths(paths: &[PathBuf]) -> LoadedCases {
     let mut files = Vec::new();
     let mut errors = Vec::new();
@@ -176,7 +194,17 @@ fn collect_case_files(
     children.sort();
     for child in children {
         let is_yaml = child.extension().is_some_and(|e| e == "yaml" || e == "yml");
-        if child.is_dir() || is_yaml {
+        let is_link = child
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if child.is_dir() && is_link {
+            errors.push(file_error(
+                &child,
+                "symbolic link to a folder: not followed (it could loop or load cases twice); \
+                 name the target folder on the command line instead"
+                    .to_string(),
+            ));
+        } else if child.is_dir() || is_yaml {
             collect_case_files(root, &child, files, errors);
         }
     }
@@ -189,6 +217,7 @@ fn file_error(file: &Path, message: String) -> LoadError {
         column: 0,
         field: "(file)".to_string(),
         message,
+        case_id: None,
     }
 }
 
@@ -206,6 +235,7 @@ fn reject_duplicate_ids(cases: &mut Vec<Case>, errors: &mut Vec<LoadError>) {
                     case.id,
                     file.display()
                 ),
+                case_id: Some(case.id.clone()),
             });
             false
         }
@@ -216,81 +246,209 @@ fn reject_duplicate_ids(cases: &mut Vec<Case>, errors: &mut Vec<LoadError>) {
     });
 }
 
-/// Loads one case file. `root` is the folder group names are relative to.
+/// Loads one case file. `root` is the folder group names are relative to. Files larger than
+/// [`MAX_FILE_BYTES`], not regular files, and text that is not UTF-8 are refused with an error.
 pub fn load_file(root: &Path, file: &Path) -> (Vec<Case>, Vec<LoadError>) {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(e) => {
-            return (
-                Vec::new(),
-                vec![file_error(file, format!("cannot read: {e}"))],
-            )
-        }
+    match read_case_text(file) {
+        Ok(text) => load_text(root, file, &text),
+        Err(error) => (Vec::new(), vec![error]),
+    }
+}
+
+/// Reads a file's text within the cap, locating invalid UTF-8.
+fn read_case_text(file: &Path) -> Result<String, LoadError> {
+    let metadata =
+        std::fs::metadata(file).map_err(|e| file_error(file, format!("cannot read: {e}")))?;
+    if !metadata.is_file() {
+        return Err(file_error(file, "not a regular file".to_string()));
+    }
+    let too_large = |size: u64| {
+        file_error(
+            file,
+            format!("the file has {size} bytes or more; case files are capped at {MAX_FILE_BYTES} bytes"),
+        )
     };
-    load_text(root, file, &text)
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(too_large(metadata.len()));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| file_error(file, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let valid = std::str::from_utf8(valid).expect("valid up to here");
+        let line = valid.matches('\n').count() + 1;
+        let column = valid.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        LoadError {
+            line,
+            column,
+            field: "(file)".to_string(),
+            ..file_error(file, "the file is not valid UTF-8".to_string())
+        }
+    })
 }
 
 /// Loads case file text as if read from `file` (used by tests and by `load_file`).
 pub fn load_text(root: &Path, file: &Path, text: &str) -> (Vec<Case>, Vec<LoadError>) {
-    let parsed: CaseFile = match serde_yaml::from_str(text) {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-            return (
-                Vec::new(),
-                vec![LoadError {
-                    file: file.to_path_buf(),
-                    line,
-                    column,
-                    field: "(yaml)".to_string(),
-                    message: e.to_string(),
-                }],
-            );
-        }
+    let file_level = |pos: Pos, field: &str, message: String| LoadError {
+        file: file.to_path_buf(),
+        line: pos.line,
+        column: pos.column,
+        field: field.to_string(),
+        message,
+        case_id: None,
     };
-    if parsed.format != CASE_FORMAT_VERSION {
-        return (
-            Vec::new(),
-            vec![LoadError {
-                file: file.to_path_buf(),
-                line: 1,
-                column: 1,
-                field: "format".to_string(),
-                message: format!(
-                    "case format {} is not supported; this build reads format {CASE_FORMAT_VERSION}",
-                    parsed.format
-                ),
-            }],
-        );
-    }
-    let locator = CaseLocator::new(text);
+    let root_node = match yaml::parse(text) {
+        Ok(node) => node,
+        Err(e) => return (Vec::new(), vec![file_level(e.pos, "(yaml)", e.message)]),
+    };
+    let mut errors = Vec::new();
+    let Some(case_nodes) = read_header(&root_node, &mut errors, &file_level) else {
+        return (Vec::new(), errors);
+    };
     let group_path = file.strip_prefix(root).unwrap_or(file);
     let mut cases = Vec::new();
-    let mut errors = Vec::new();
-    for (index, spec) in parsed.cases.iter().enumerate() {
+    for (index, node) in case_nodes.iter().enumerate() {
         let context = CaseContext {
             file,
             index,
-            locator: &locator,
+            node,
+            full_id: full_id(node, group_path),
         };
-        match build_case(&context, group_path, spec) {
-            Ok(case) => cases.push(case),
-            Err(mut case_errors) => errors.append(&mut case_errors),
+        let label = format!("cases[{index}]");
+        match CaseSpec::deserialize(NodeDeserializer::new(node, &label)) {
+            Ok(spec) => match build_case(&context, group_path, &spec) {
+                Ok(case) => cases.push(case),
+                Err(mut case_errors) => errors.append(&mut case_errors),
+            },
+            Err(e) => errors.push(context.de_error(e)),
         }
     }
     (cases, errors)
+}
+
+/// Checks the top-level mapping (`format: 1`, `cases: [...]`), pushing located errors; returns
+/// the case nodes when the cases can be read.
+fn read_header<'n>(
+    root: &'n Node<'n>,
+    errors: &mut Vec<LoadError>,
+    file_level: &dyn Fn(Pos, &str, String) -> LoadError,
+) -> Option<&'n [Node<'n>]> {
+    let NodeValue::Map(entries) = &root.value else {
+        errors.push(file_level(
+            root.pos,
+            "(file)",
+            "a case file is a mapping with `format` and `cases`".to_string(),
+        ));
+        return None;
+    };
+    let mut seen = HashMap::new();
+    for (key, _) in entries {
+        let name = key.as_scalar().unwrap_or("?");
+        if let Some(first) = seen.insert(name, key.pos) {
+            errors.push(file_level(
+                key.pos,
+                name,
+                format!(
+                    "duplicate key `{name}` (first at line {}, column {})",
+                    first.line, first.column
+                ),
+            ));
+        } else if name != "format" && name != "cases" {
+            errors.push(file_level(
+                key.pos,
+                name,
+                format!("unknown field `{name}`; a case file has `format` and `cases`"),
+            ));
+        }
+    }
+    let Some((format_key, format_node)) = root.entry("format") else {
+        errors.push(file_level(
+            root.pos,
+            "format",
+            "missing field `format`".to_string(),
+        ));
+        return None;
+    };
+    match u32::deserialize(NodeDeserializer::new(format_node, "format")) {
+        Ok(CASE_FORMAT_VERSION) => {}
+        Ok(other) => {
+            errors.push(file_level(
+                format_key.pos,
+                "format",
+                format!("case format {other} is not supported; this build reads format {CASE_FORMAT_VERSION}"),
+            ));
+            return None;
+        }
+        Err(e) => {
+            errors.push(file_level(
+                e.pos.unwrap_or(format_node.pos),
+                "format",
+                e.message,
+            ));
+            return None;
+        }
+    }
+    let Some((cases_key, cases_node)) = root.entry("cases") else {
+        errors.push(file_level(
+            root.pos,
+            "cases",
+            "missing field `cases`".to_string(),
+        ));
+        return None;
+    };
+    match &cases_node.value {
+        NodeValue::Seq(items) => Some(items),
+        _ => {
+            errors.push(file_level(
+                cases_key.pos,
+                "cases",
+                "`cases` must be a list of cases".to_string(),
+            ));
+            None
+        }
+    }
+}
+
+/// The full id a case node would get, when its `id` and `operator` read.
+fn full_id(node: &Node, group_path: &Path) -> Option<String> {
+    let id = node.get("id")?.as_scalar()?;
+    let operator =
+        OperatorKind::deserialize(NodeDeserializer::new(node.get("operator")?, "operator")).ok()?;
+    Some(format!(
+        "{}::{}::{id}",
+        operator.slug(),
+        group_name(group_path, operator)
+    ))
 }
 
 /// Where a case sits, for error messages.
 struct CaseContext<'a> {
     file: &'a Path,
     index: usize,
-    locator: &'a CaseLocator<'a>,
+    node: &'a Node<'a>,
+    full_id: Option<String>,
 }
 
 impl CaseContext<'_> {
+    /// An error at the field reached by `path` (keys) in this case: at its key when found, else
+    /// at the deepest key found on the way, else at the case.
     fn error(&self, path: &[&str], message: impl Into<String>) -> LoadError {
-        let (line, column) = self.locator.field(self.index, path).unwrap_or((0, 0));
+        let mut pos = self.node.pos;
+        let mut node = self.node;
+        for key in path {
+            match node.entry(key) {
+                Some((k, v)) => {
+                    pos = k.pos;
+                    node = v;
+                }
+                None => break,
+            }
+        }
         let mut field = format!("cases[{}]", self.index);
         for key in path {
             field.push('.');
@@ -298,10 +456,26 @@ impl CaseContext<'_> {
         }
         LoadError {
             file: self.file.to_path_buf(),
-            line,
-            column,
+            line: pos.line,
+            column: pos.column,
             field,
             message: message.into(),
+            case_id: self.full_id.clone(),
+        }
+    }
+
+    /// A deserialization error of this case.
+    fn de_error(&self, error: DeError) -> LoadError {
+        let pos = error.pos.unwrap_or(self.node.pos);
+        LoadError {
+            file: self.file.to_path_buf(),
+            line: pos.line,
+            column: pos.column,
+            field: error
+                .path
+                .unwrap_or_else(|| format!("cases[{}]", self.index)),
+            message: error.message,
+            case_id: self.full_id.clone(),
         }
     }
 }
@@ -339,6 +513,13 @@ fn build_case(
         Err(e) => return Err(vec![e]),
     };
     check_level(context, spec, &operator, &mut errors);
+    if !negative {
+        for (name, tensor) in &inputs {
+            if let Err(message) = check_logical_size(&tensor.desc) {
+                errors.push(context.error(&["inputs", name.as_str(), "sizes"], message));
+            }
+        }
+    }
     let expectation = if negative {
         Expectation::Invalid(spec.expect_invalid.clone())
     } else {
@@ -351,7 +532,7 @@ fn build_case(
     Ok(Case {
         id: format!("{}::{group}::{}", spec.operator.slug(), spec.id),
         file: context.file.to_path_buf(),
-        line: context.locator.case_line(context.index).unwrap_or(0),
+        line: context.node.pos.line,
         operator,
         level: spec.level,
         class: spec.class,
@@ -360,6 +541,7 @@ fn build_case(
         source: spec.source.clone(),
         inputs: inputs.into_iter().map(|(_, t)| t).collect(),
         expectation,
+        compare: spec.compare,
     })
 }
 
@@ -539,7 +721,7 @@ fn build_input(
     )?;
     let data_path = ["inputs", name, "data"];
     let expected_len = buffer_span_elements(&desc);
-    let mut bytes = Vec::with_capacity(desc.total_tensor_size_in_bytes as usize);
+    let mut bytes = Vec::new();
     match (&spec.data, &spec.generate) {
         (Some(_), Some(_)) => {
             return Err(context.error(&data_path, "give `data` or `generate`, not both"));
@@ -553,9 +735,15 @@ fn build_input(
                 "an input of a positive case needs `data` or `generate`",
             ));
         }
-        (None, Some(generator)) => generator
-            .fill(desc.data_type, expected_len, &mut bytes)
-            .map_err(|e| context.error(&["inputs", name, "generate"], e.to_string()))?,
+        (None, Some(generator)) => {
+            let generate_path = ["inputs", name, "generate"];
+            check_span_fits(&desc, expected_len)
+                .map_err(|message| context.error(&generate_path, message))?;
+            bytes.reserve_exact(desc.total_tensor_size_in_bytes as usize);
+            generator
+                .fill(desc.data_type, expected_len, &mut bytes)
+                .map_err(|e| context.error(&generate_path, e.to_string()))?
+        }
         (Some(data), None) => {
             if data.len() as u64 != expected_len {
                 let what = if desc.strides.is_some() {
@@ -572,6 +760,9 @@ fn build_input(
                     ),
                 ));
             }
+            check_span_fits(&desc, expected_len)
+                .map_err(|message| context.error(&data_path, message))?;
+            bytes.reserve_exact(desc.total_tensor_size_in_bytes as usize);
             for (i, element) in data.iter().enumerate() {
                 element
                     .encode(desc.data_type, &mut bytes)
@@ -591,6 +782,44 @@ fn build_input(
     }
     bytes.resize(desc.total_tensor_size_in_bytes as usize, 0);
     Ok(Tensor { desc, data: bytes })
+}
+
+/// Checks that `elements` buffer elements (a `data` list's or a generator's) fit the buffer
+/// and the element cap, before any is drawn or encoded.
+fn check_span_fits(desc: &TensorDesc, elements: u64) -> Result<(), String> {
+    if elements > MAX_ELEMENTS {
+        return Err(format!(
+            "{elements} elements to draw or encode; the cap is {MAX_ELEMENTS} per tensor"
+        ));
+    }
+    let bytes = elements * desc.data_type.size_in_bytes() as u64;
+    if bytes > desc.total_tensor_size_in_bytes {
+        return Err(format!(
+            "{elements} elements ({bytes} bytes) exceed total_size_in_bytes {} \
+             (rule TENSOR.TOTAL_SIZE)",
+            desc.total_tensor_size_in_bytes
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a positive case's tensor against the logical caps: broadcast strides can describe
+/// far more elements than the buffer holds, and every one is computed and compared.
+fn check_logical_size(desc: &TensorDesc) -> Result<(), String> {
+    let count = desc
+        .sizes
+        .iter()
+        .try_fold(1u64, |count, &size| count.checked_mul(u64::from(size)));
+    let bytes = count.and_then(|c| c.checked_mul(desc.data_type.size_in_bytes() as u64));
+    if count.is_none_or(|c| c > MAX_ELEMENTS) || bytes.is_none_or(|b| b > MAX_LOGICAL_BYTES) {
+        let count = count.map_or("more than 2^64".to_string(), |c| c.to_string());
+        return Err(format!(
+            "{} has {count} logical elements; a positive case's tensors are capped at \
+             {MAX_ELEMENTS} elements and {MAX_LOGICAL_BYTES} bytes packed",
+            desc.summary()
+        ));
+    }
+    Ok(())
 }
 
 /// Elements a `data` list gives: the element count when packed, else the span from offset 0 to
@@ -829,6 +1058,10 @@ fn build_expected(
         let tensor: &OutputTensorSpec = spec.outputs.get(name).expect("names checked");
         let listed = tensor.data.as_deref().unwrap_or_default();
         let path = ["outputs", name.as_str(), "data"];
+        if let Err(message) = check_logical_size(desc) {
+            errors.push(context.error(&["outputs", name.as_str(), "sizes"], message));
+            continue;
+        }
         let data: Vec<Element> = match tensor.fill {
             Some(fill) if (listed.len() as u64) <= desc.element_count() => {
                 let mut all = listed.to_vec();
@@ -959,11 +1192,12 @@ mod tests {
             "{type: FLOAT32, type: FLOAT16, sizes: [1], data: [1]}",
             "{type: UINT32, sizes: [1], data: [0]}",
         ));
-        assert!(error.message.contains("duplicate field `type`"), "{error}");
+        assert!(error.message.contains("duplicate key `type`"), "{error}");
+        assert_eq!((error.line, error.column), (9, 36), "{error}");
         let text = format!("{ARGMAX_HEAD}    inputs:\n      InputTensor: {{type: FLOAT32, sizes: [1], data: [1]}}\n      InputTensor: {{type: FLOAT32, sizes: [1], data: [1]}}\n    outputs: {{}}\n");
         let error = single_error(&text);
         assert!(
-            error.message.contains("duplicate tensor `InputTensor`"),
+            error.message.contains("duplicate key `InputTensor`"),
             "{error}"
         );
     }

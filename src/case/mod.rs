@@ -1,11 +1,14 @@
 //! Cases: the YAML case file format ([`format`]), element literals ([`element`]), and loading
-//! files into validated, ready-to-run [`Case`]s ([`load`]).
+//! files into validated, ready-to-run [`Case`]s ([`load`]) through a located YAML tree
+//! ([`yaml`]), within the [`caps`].
 
+pub mod caps;
 pub mod data_generator;
 pub mod element;
+pub mod float16;
 pub mod format;
 pub mod load;
-mod locate;
+pub mod yaml;
 
-pub use format::{CaseClass, CaseFile, CaseSpec, Source, CASE_FORMAT_VERSION};
+pub use format::{CaseClass, CaseFile, CaseSpec, Compare, Source, CASE_FORMAT_VERSION};
 pub use load::{load_paths, Case, Expectation, ExpectedTensor, LoadError, LoadedCases};

@@ -143,6 +143,16 @@ impl Baseline {
         comparison
     }
 
+    /// The reason the baseline gives for `result`, when it expects this required case with
+    /// this outcome (the rule [`Baseline::compare`] counts as still failing).
+    pub fn expects(&self, result: &CaseResult) -> Option<&str> {
+        self.expected
+            .iter()
+            .find(|e| e.case == result.id && e.outcome == result.outcome)
+            .filter(|_| counts_against(result))
+            .map(|e| e.reason.as_str())
+    }
+
     /// The baseline as YAML, entries sorted by case id.
     pub fn to_yaml(&self) -> String {
         let mut sorted = self.clone();

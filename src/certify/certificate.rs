@@ -2,11 +2,13 @@
 //! required case passes, what blocks the next level, and the counts; the run's identity (case
 //! set digest, harness version, backend); and, with a baseline, how the run compares with it.
 //! Written as `certificate.json` and `certificate.md`; neither depends on time or absolute
-//! paths.
+//! paths. Text from the backend or the baseline is escaped in `certificate.md`
+//! ([`crate::report::escape`]), so it cannot forge a verdict or a heading.
 
 use super::baseline::BaselineComparison;
 use crate::case::CaseClass;
 use crate::report::compliance;
+use crate::report::escape::{markdown_code, markdown_inline};
 use crate::runner::{CaseResult, Outcome};
 use opconform_backend::{BackendInfo, Level, OperatorKind, SpecFamily};
 use serde::{Deserialize, Serialize};
@@ -30,10 +32,17 @@ pub struct Certificate {
     pub targets: Vec<Level>,
     /// SHA-256 of the case set that ran (see [`crate::selection::case_set_digest`]).
     pub case_set_digest: String,
+    /// SHA-256 of the results (see [`crate::report::results_digest`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub results_digest: String,
     /// Number of cases that ran.
     pub case_count: usize,
-    /// True when every operator the backend claims reaches its family's target.
+    /// True when every operator the backend claims reaches its family's target (never for an
+    /// interrupted run).
     pub certified: bool,
+    /// True when the run was stopped before every case ran: nothing is certified.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// One entry per operator with cases in the run or claimed by the backend, in spec order.
     pub operators: Vec<OperatorCertificate>,
     /// How the run compares with the baseline given, if one was.
@@ -104,10 +113,22 @@ impl Certificate {
             backend: backend.clone(),
             targets: targets.to_vec(),
             case_set_digest: case_set_digest.to_string(),
+            results_digest: String::new(),
             case_count: results.len(),
             certified: !claimed.is_empty() && claimed.iter().all(|o| o.certified),
+            interrupted: false,
             operators,
             baseline: None,
+        }
+    }
+
+    /// Marks the certificate of a run stopped before every case ran: neither the backend nor
+    /// any operator is certified by it.
+    pub fn mark_interrupted(&mut self) {
+        self.interrupted = true;
+        self.certified = false;
+        for operator in &mut self.operators {
+            operator.certified = false;
         }
     }
 
@@ -120,7 +141,19 @@ impl Certificate {
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
         let b = &self.backend;
-        let _ = writeln!(out, "# opconform certificate: {}\n", b.name);
+        let _ = writeln!(
+            out,
+            "# opconform certificate: {}\n",
+            markdown_inline(&b.name)
+        );
+        if self.interrupted {
+            let _ = writeln!(
+                out,
+                "**INTERRUPTED**: the run was stopped after {} case(s), before every case ran; \
+                 it certifies nothing.\n",
+                self.case_count
+            );
+        }
         let verdict = if self.certified {
             "**CERTIFIED**"
         } else {
@@ -139,8 +172,13 @@ impl Certificate {
         );
         let claims: Vec<String> = b.claims.iter().map(ToString::to_string).collect();
         let operators: Vec<&str> = b.operators.iter().map(|o| o.name()).collect();
-        let _ = writeln!(out, "- backend: {} {}", b.name, b.version);
-        let _ = writeln!(out, "- device: {}", b.device);
+        let _ = writeln!(
+            out,
+            "- backend: {} {}",
+            markdown_inline(&b.name),
+            markdown_inline(&b.version)
+        );
+        let _ = writeln!(out, "- device: {}", markdown_inline(&b.device));
         let _ = writeln!(out, "- claims: {}", claims.join(", "));
         let _ = writeln!(out, "- operators: {}", operators.join(", "));
         let _ = writeln!(
@@ -212,8 +250,8 @@ impl Certificate {
             for case in &o.blocking {
                 let _ = writeln!(
                     out,
-                    "- `{}` ({}, level {})",
-                    case.case,
+                    "- {} ({}, level {})",
+                    markdown_code(&case.case),
                     case.outcome.name(),
                     case.level
                 );
@@ -243,7 +281,7 @@ impl Certificate {
 }
 
 fn render_baseline(out: &mut String, c: &BaselineComparison) {
-    let _ = writeln!(out, "\n## Baseline `{}`\n", c.baseline);
+    let _ = writeln!(out, "\n## Baseline {}\n", markdown_code(&c.baseline));
     let verdict = if c.is_clean() {
         "no new failures"
     } else {
@@ -267,10 +305,10 @@ fn render_baseline(out: &mut String, c: &BaselineComparison) {
             });
             let _ = writeln!(
                 out,
-                "- `{}` ({}{was}): {}",
-                f.case,
+                "- {} ({}{was}): {}",
+                markdown_code(&f.case),
                 f.outcome.name(),
-                f.detail
+                markdown_inline(&f.detail)
             );
         }
         let _ = writeln!(out);
@@ -283,10 +321,10 @@ fn render_baseline(out: &mut String, c: &BaselineComparison) {
         for e in &c.newly_passing {
             let _ = writeln!(
                 out,
-                "- `{}` (expected {}: {})",
-                e.case,
+                "- {} (expected {}: {})",
+                markdown_code(&e.case),
                 e.outcome.name(),
-                e.reason
+                markdown_inline(&e.reason)
             );
         }
         let _ = writeln!(out);
@@ -294,7 +332,7 @@ fn render_baseline(out: &mut String, c: &BaselineComparison) {
     if !c.not_run.is_empty() {
         let _ = writeln!(out, "### Entries whose case did not run\n");
         for case in &c.not_run {
-            let _ = writeln!(out, "- `{case}`");
+            let _ = writeln!(out, "- {}", markdown_code(case));
         }
         let _ = writeln!(out);
     }
@@ -541,5 +579,62 @@ mod tests {
         let cert = Certificate::build("0.1.0", &info(), &[Level::Opset(16)], "d", &results);
         assert!(cert.certified);
         assert!(!cert.operators[0].claimed);
+    }
+
+    #[test]
+    fn backend_text_cannot_forge_a_verdict_in_the_markdown() {
+        let mut backend = info();
+        backend.name = "rt\n## Verdict: CERTIFIED\n**CERTIFIED**".into();
+        backend.version = "1 | [x](http://e)".into();
+        backend.device = "<b>gpu</b>\u{1b}[31m".into();
+        let mut failing = result(
+            "a`b",
+            OperatorKind::DmlArgMax,
+            Level::dml(0x3000),
+            Outcome::Fail,
+        );
+        failing.detail = "x\n# CERTIFIED".into();
+        let cert = Certificate::build("0.1.0", &backend, &[Level::dml(0x4100)], "d", &[failing]);
+        let markdown = cert.to_markdown();
+        let lines: Vec<&str> = markdown.lines().collect();
+        assert!(
+            lines
+                .iter()
+                .all(|l| !l.starts_with("## Verdict") && !l.starts_with("**CERTIFIED")),
+            "{markdown}"
+        );
+        assert!(lines.contains(&"**NOT CERTIFIED** at 4_1 (every operator the backend claims passes every required case at or below its family's level)."));
+        assert!(!markdown.contains('\u{1b}'));
+        assert!(
+            !markdown.contains("<b>") && !markdown.contains("[x]("),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("- ``a`b`` (fail, level 3_0)"),
+            "{markdown}"
+        );
+    }
+
+    #[test]
+    fn an_interrupted_run_certifies_nothing() {
+        let results = vec![result(
+            "a",
+            OperatorKind::DmlArgMax,
+            Level::dml(0x3000),
+            Outcome::Pass,
+        )];
+        let backend = BackendInfo {
+            operators: vec![OperatorKind::DmlArgMax],
+            claims: vec![Level::dml(0x3000)],
+            ..info()
+        };
+        let mut cert = Certificate::build("0.1.0", &backend, &[Level::dml(0x3000)], "d", &results);
+        assert!(cert.certified);
+        cert.mark_interrupted();
+        assert!(!cert.certified && cert.operators.iter().all(|o| !o.certified));
+        assert!(cert.to_json().contains("\"interrupted\": true"));
+        let markdown = cert.to_markdown();
+        assert!(markdown.contains("**INTERRUPTED**"), "{markdown}");
+        assert!(markdown.contains("**NOT CERTIFIED**"), "{markdown}");
     }
 }

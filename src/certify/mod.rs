@@ -7,22 +7,27 @@
 //!
 //! - [`certificate`]: the [`Certificate`] (per operator: highest level passed, what blocks the
 //!   next one, counts) and its JSON and Markdown forms;
-//! - [`baseline`]: known failures with reasons, and the comparison of a run with them;
-//! - [`partial`]: `results.partial.jsonl`, appended to as results arrive.
+//! - [`baseline`]: known failures with reasons, and the comparison of a run with them.
+//!
+//! The report folder is written as a whole ([`crate::report::folder`]); results are appended
+//! to its `results.partial.jsonl` as they arrive.
 
 pub mod baseline;
 pub mod certificate;
-pub mod partial;
+pub mod verify;
 
 pub use baseline::{Baseline, BaselineComparison, ExpectedFailure, NewFailure};
 pub use certificate::{BlockingCase, Certificate, OperatorCertificate};
 
 use crate::case::Case;
-use crate::report::{self, write_atomic, RunMeta};
+use crate::report::folder::{Committed, FolderError, ReportFolder};
+use crate::report::rows::CaseRecord;
+use crate::report::timing::CaseTimer;
+use crate::report::{self, RunMeta, RunReport};
 use crate::runner::{run_cases, CaseResult};
-use crate::selection::case_set_digest;
+use crate::selection::{case_set_digest, CasePick};
 use opconform_backend::{Backend, BackendInfo, Level, SpecFamily};
-use partial::PartialResults;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -36,13 +41,15 @@ pub struct CertifyOptions {
     /// The DirectML feature level to certify; `None` takes the backend's DirectML claim. The
     /// OpenVINO target is always the backend's opset claim.
     pub feature_level: Option<Level>,
-    /// Keep only cases whose id contains this text (the certificate then covers only them).
-    pub filter: Option<String>,
+    /// The user's pick of cases (filters, skips, case list); the certificate then covers only
+    /// them, and the suite digest names them.
+    pub pick: CasePick,
     /// Threads running cases (at least 1). Cases through one out-of-process backend are
     /// serialised anyway, so 1 is right there.
     pub jobs: usize,
-    /// Where to write the reports and the certificate; `None` writes nothing. Results are
-    /// appended to `results.partial.jsonl` there while the run goes on.
+    /// Where to write the reports and the certificate; `None` writes nothing. The folder is
+    /// locked for the run and replaced as a whole at its end; results are appended to
+    /// `results.partial.jsonl` there while the run goes on.
     pub report_dir: Option<PathBuf>,
     /// Known failures to compare with, and the name to show for them (e.g. the file path).
     pub baseline: Option<(String, Baseline)>,
@@ -55,24 +62,43 @@ pub struct Certification {
     pub meta: RunMeta,
     /// Every result, sorted by id.
     pub results: Vec<CaseResult>,
+    /// Per case: tags, time, verdict (baselined failures with the baseline's reason).
+    pub records: BTreeMap<String, CaseRecord>,
     /// The certificate.
     pub certificate: Certificate,
     /// Cases (matching the filter) left out as not applicable: of operators the backend does
     /// not implement, of a family it claims no level of, or above the target.
     pub not_applicable: usize,
-    /// True when an interrupted run's `results.partial.jsonl` was found and moved to
-    /// `results.interrupted.jsonl`.
-    pub moved_interrupted: bool,
+    /// True when the run was stopped (SIGINT, SIGTERM) before every applicable case ran.
+    pub interrupted: bool,
+    /// Where the results of a killed earlier run (its `results.partial.jsonl`) were moved.
+    pub rescued: Option<PathBuf>,
+    /// Where this run's results were kept because it was interrupted.
+    pub interrupted_file: Option<PathBuf>,
+    /// The first error met appending to `results.partial.jsonl` (the final reports were
+    /// written all the same).
+    pub partial_error: Option<String>,
 }
 
 impl Certification {
-    /// True when the run succeeds: with a baseline, when there is no new failure; without one,
-    /// when the backend certifies at its targets.
+    /// True when the run succeeds: it ran to the end, and with a baseline there is no new
+    /// failure; without one, the backend certifies at its targets.
     pub fn succeeded(&self) -> bool {
-        match &self.certificate.baseline {
-            Some(comparison) => comparison.is_clean(),
-            None => self.certificate.certified,
-        }
+        !self.interrupted
+            && match &self.certificate.baseline {
+                Some(comparison) => comparison.is_clean(),
+                None => self.certificate.certified,
+            }
+    }
+
+    /// The reports of `opconform run` for this certification.
+    pub fn report(&self) -> RunReport {
+        RunReport::new(
+            self.meta.clone(),
+            self.results.clone(),
+            Vec::new(),
+            self.records.clone(),
+        )
     }
 }
 
@@ -80,22 +106,18 @@ impl Certification {
 #[derive(Debug)]
 pub enum CertifyError {
     /// The options do not fit the backend (a feature level that is not a DirectML level, a
-    /// baseline for another backend).
+    /// baseline for another backend), or they select no case.
     Usage(String),
-    /// Writing the report folder failed.
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// The operating system's error.
-        error: io::Error,
-    },
+    /// The report folder could not be used or written (another run holds it, it holds other
+    /// files, the operating system refused).
+    Folder(FolderError),
 }
 
 impl fmt::Display for CertifyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CertifyError::Usage(message) => f.write_str(message),
-            CertifyError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            CertifyError::Folder(error) => error.fmt(f),
         }
     }
 }
@@ -134,15 +156,10 @@ pub fn targets(
 }
 
 /// True when `case` is applicable to a backend described by `info` certified at `targets`:
-/// of an operator it implements, at a level of a targeted family at or below the target, with
-/// an id containing `filter`.
-pub fn is_applicable(
-    case: &Case,
-    info: &BackendInfo,
-    targets: &[Level],
-    filter: Option<&str>,
-) -> bool {
-    filter.is_none_or(|f| case.id.contains(f))
+/// picked by the user, of an operator it implements, at a level of a targeted family at or
+/// below the target.
+pub fn is_applicable(case: &Case, info: &BackendInfo, targets: &[Level], pick: &CasePick) -> bool {
+    pick.picks(case)
         && info.operators.contains(&case.kind())
         && certificate::target_for(targets, case.level.family())
             .is_some_and(|t| t.at_least(case.level))
@@ -150,8 +167,11 @@ pub fn is_applicable(
 
 /// Certifies `backend` on the applicable ones of `cases` (sorted by id): runs them with
 /// `options.jobs` threads, calling `progress` after each case, builds the certificate,
-/// compares with the baseline, and writes the reports (`report::write_reports`) and
-/// `certificate.json` / `certificate.md` into `options.report_dir` if given.
+/// compares with the baseline, and writes the reports of `opconform run` and
+/// `certificate.json` / `certificate.md` into `options.report_dir` if given (locked during the
+/// run, results appended as they come, replaced as a whole at the end). When the run is
+/// interrupted ([`crate::interrupt::requested`]) the certification covers the cases that ran,
+/// certifies nothing, and its results are also kept as `results.interrupted[.N].jsonl`.
 ///
 /// ```no_run
 /// use opconform::certify::{certify_backend, CertifyOptions};
@@ -178,83 +198,141 @@ pub fn certify_backend(
             )));
         }
     }
-    let filter = options.filter.as_deref();
-    let considered = cases
-        .iter()
-        .filter(|c| filter.is_none_or(|f| c.id.contains(f)))
-        .count();
-    let cases: Vec<Case> = cases
+    // The suite is what the user picked, whatever the backend claims: its digest is the same
+    // for every backend certified on it.
+    let suite = options.pick.apply(cases);
+    let digest = case_set_digest(&suite);
+    let considered = suite.len();
+    let cases: Vec<Case> = suite
         .into_iter()
-        .filter(|c| is_applicable(c, &info, &targets, filter))
+        .filter(|c| is_applicable(c, &info, &targets, &options.pick))
         .collect();
+    if cases.is_empty() {
+        return Err(CertifyError::Usage(format!(
+            "no case selected: of {considered} picked case(s) none is applicable to {} at {} \
+             (its operators and claims); nothing ran",
+            info.name,
+            targets
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
     let not_applicable = considered - cases.len();
-    let io_error = |path: &Path| {
-        let path = path.to_path_buf();
-        move |error| CertifyError::Io { path, error }
-    };
-    let partial = match &options.report_dir {
-        Some(dir) => Some(PartialResults::create(dir).map_err(io_error(dir))?),
+    let mut folder = match &options.report_dir {
+        Some(dir) => {
+            let mut folder = ReportFolder::open(dir).map_err(CertifyError::Folder)?;
+            folder.start_partial().map_err(CertifyError::Folder)?;
+            Some(folder)
+        }
         None => None,
     };
-    let moved_interrupted = partial.as_ref().is_some_and(|(_, moved)| *moved);
+    let rescued = folder
+        .as_ref()
+        .and_then(|f| f.rescued().map(Path::to_path_buf));
+    let timer = CaseTimer::new();
     let record = |result: &CaseResult| {
-        if let Some((partial, _)) = &partial {
-            partial.append(result);
+        timer.finished(&result.id);
+        if let Some(folder) = &folder {
+            folder.append(result);
         }
         progress(result);
     };
     let mut results = run_cases(backend, &cases, options.jobs.max(1), &record);
+    let interrupted = crate::interrupt::requested() || results.len() < cases.len();
     results.sort_by(|a, b| a.id.cmp(&b.id));
 
-    let digest = case_set_digest(&cases);
     let harness_version = env!("CARGO_PKG_VERSION");
+    let mut records = report::case_records(&cases, &timer.into_times());
+    if let Some((_, baseline)) = &options.baseline {
+        for result in &results {
+            if let Some(reason) = baseline.expects(result) {
+                records
+                    .entry(result.id.clone())
+                    .or_default()
+                    .baseline_reason = Some(reason.to_string());
+            }
+        }
+    }
     let meta = RunMeta {
         harness_version: harness_version.to_string(),
         backend: info.clone(),
         feature_level: certificate::target_for(&targets, SpecFamily::Directml)
             .or_else(|| targets.first().copied())
             .unwrap_or(Level::dml(0x1000)),
+        targets: targets.clone(),
         case_set_digest: digest.clone(),
+        results_digest: String::new(),
+        selection: options.pick.record(),
         case_count: cases.len(),
         shard: None,
+        interrupted,
     };
+    let report = RunReport::new(meta, results, Vec::new(), records);
+    let (meta, results, records) = (report.meta, report.results, report.records);
     let mut certificate = Certificate::build(harness_version, &info, &targets, &digest, &results);
+    certificate.results_digest = meta.results_digest.clone();
     certificate.baseline = options
         .baseline
         .as_ref()
         .map(|(label, baseline)| baseline.compare(label, &results));
-    let certification = Certification {
+    if interrupted {
+        certificate.mark_interrupted();
+    }
+    let mut certification = Certification {
         meta,
         results,
+        records,
         certificate,
         not_applicable,
-        moved_interrupted,
+        interrupted,
+        rescued,
+        interrupted_file: None,
+        partial_error: None,
     };
-    if let (Some(dir), Some((partial, _))) = (&options.report_dir, partial) {
-        partial
-            .finish()
-            .map_err(io_error(&dir.join(partial::PARTIAL_RESULTS)))?;
-        write_certification(dir, &certification).map_err(io_error(dir))?;
-        partial
-            .remove()
-            .map_err(io_error(&dir.join(partial::PARTIAL_RESULTS)))?;
+    if let Some(folder) = folder.take() {
+        let committed = commit_certification(folder, &certification)?;
+        certification.interrupted_file = committed.interrupted;
+        certification.partial_error = committed.partial_error.map(|e| e.to_string());
     }
     Ok(certification)
 }
 
-/// Writes the reports of `opconform run` and the certificate files into `dir`, each file
-/// atomically.
-pub fn write_certification(dir: &Path, certification: &Certification) -> io::Result<()> {
-    report::write_reports(dir, &certification.meta, &certification.results)?;
+/// The files of a certification: the reports of `opconform run` and the certificate.
+fn certification_files(certification: &Certification) -> io::Result<Vec<(&'static str, String)>> {
+    let mut files = report::render_files(&certification.report())?;
     let [json, markdown] = CERTIFICATE_FILES;
-    write_atomic(
-        &dir.join(json),
-        certification.certificate.to_json().as_bytes(),
-    )?;
-    write_atomic(
-        &dir.join(markdown),
-        certification.certificate.to_markdown().as_bytes(),
-    )
+    files.push((json, certification.certificate.to_json()));
+    files.push((markdown, certification.certificate.to_markdown()));
+    Ok(files)
+}
+
+/// Writes a certification's files as the whole contents of `folder`.
+fn commit_certification(
+    folder: ReportFolder,
+    certification: &Certification,
+) -> Result<Committed, CertifyError> {
+    let files = certification_files(certification).map_err(|error| {
+        CertifyError::Folder(FolderError::Io {
+            path: folder.dir().to_path_buf(),
+            error,
+        })
+    })?;
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(n, c)| (*n, c.as_bytes())).collect();
+    folder
+        .commit(&files, certification.interrupted)
+        .map_err(CertifyError::Folder)
+}
+
+/// Writes the reports of `opconform run` and the certificate files as the whole contents of
+/// `dir` (locked, replaced in one rename).
+pub fn write_certification(
+    dir: &Path,
+    certification: &Certification,
+) -> Result<Committed, CertifyError> {
+    let folder = ReportFolder::open(dir).map_err(CertifyError::Folder)?;
+    commit_certification(folder, certification)
 }
 
 #[cfg(test)]

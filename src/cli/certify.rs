@@ -2,12 +2,17 @@
 //! bundled one) with [`crate::certify::certify_backend`], writing the reports and the
 //! certificate, and optionally comparing with a baseline of known failures.
 
-use super::{EXIT_FAILURES, EXIT_OK, EXIT_USAGE};
+use super::{
+    case_paths, check_paths, default_jobs, parse_directml_level, parse_jobs, terminal,
+    EXIT_FAILURES, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+};
 use crate::case::load_paths;
 use crate::certify::{certify_backend, Baseline, Certification, CertifyOptions};
 use crate::protocol::{ProcessBackend, ProcessOptions};
 use crate::report;
+use crate::report::verdict::Scope;
 use crate::runner::CaseResult;
+use crate::selection::CasePick;
 use clap::Args;
 use opconform_backend::{Backend, Level};
 use std::path::{Path, PathBuf};
@@ -26,15 +31,23 @@ pub struct CertifyArgs {
     pub backend: Option<String>,
     /// DirectML feature level to certify (default: the backend's DirectML claim). The OpenVINO
     /// target is the backend's opset claim.
-    #[arg(long, value_name = "LEVEL")]
+    #[arg(long, value_name = "LEVEL", value_parser = parse_directml_level)]
     pub feature_level: Option<Level>,
     /// Case files or folders (default: cases/).
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub cases: Vec<PathBuf>,
-    /// Run only cases whose id contains this text.
-    #[arg(long)]
-    pub filter: Option<String>,
-    /// Report folder (default: reports/<backend name from the handshake>).
+    /// Certify only cases matching one of these (repeatable): id text, an id glob, or
+    /// `tag:NAME` / `tag:GLOB`.
+    #[arg(long, value_name = "PATTERN")]
+    pub filter: Vec<String>,
+    /// Leave out cases matching one of these (repeatable; same patterns as --filter).
+    #[arg(long, value_name = "PATTERN")]
+    pub skip: Vec<String>,
+    /// Certify only the cases listed in FILE: one id (or glob) per line, `#` comments.
+    #[arg(long, value_name = "FILE")]
+    pub case_list: Option<PathBuf>,
+    /// Report folder (default: reports/<backend name from the handshake>), replaced as a whole
+    /// by the certification's reports.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Baseline of known failures (docs/baseline-format.md): exit 1 only on new failures.
@@ -49,9 +62,9 @@ pub struct CertifyArgs {
     /// Seconds a protocol backend may take to start and answer the handshake.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub handshake_timeout: f64,
-    /// Worker threads (default: 1 for a protocol backend, the number of cores for a bundled
-    /// one).
-    #[arg(long)]
+    /// Worker threads, 1 to 256 (default: 1 for a protocol backend, the number of cores for a
+    /// bundled one).
+    #[arg(long, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
 }
 
@@ -60,7 +73,7 @@ pub fn certify(args: &CertifyArgs) -> u8 {
     match certify_inner(args) {
         Ok(status) => status,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", terminal(&message));
             EXIT_USAGE
         }
     }
@@ -78,18 +91,15 @@ fn certify_inner(args: &CertifyArgs) -> Result<u8, String> {
         Some(path) => Some((path.display().to_string(), Baseline::load(path)?)),
         None => None,
     };
-    let paths = if args.cases.is_empty() {
-        vec![PathBuf::from("cases")]
-    } else {
-        args.cases.clone()
-    };
+    let paths = case_paths(&args.cases);
+    check_paths(&paths).map_err(|e| format!("{e}; nothing ran"))?;
     let loaded = load_paths(&paths);
     if !loaded.errors.is_empty() {
         for error in &loaded.errors {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", terminal(&error.to_string()));
         }
         return Err(format!(
-            "{} load error(s): a certification needs the whole case set to load",
+            "{} load error(s): a certification needs the whole case set to load; nothing ran",
             loaded.errors.len()
         ));
     }
@@ -112,16 +122,20 @@ fn certify_inner(args: &CertifyArgs) -> Result<u8, String> {
         .report_dir
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(folder_name(&info.name)));
-    let jobs = args.jobs.unwrap_or_else(|| {
-        if protocol {
-            1
-        } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        }
-    });
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| if protocol { 1 } else { default_jobs() });
+    let pick = CasePick::new(&args.filter, &args.skip, args.case_list.as_deref())?;
+    let unmatched = pick.unmatched_list_entries(&loaded.cases);
+    if !unmatched.is_empty() {
+        return Err(format!(
+            "--case-list entries that name no case: {}; nothing ran",
+            unmatched.join(", ")
+        ));
+    }
     let options = CertifyOptions {
         feature_level: args.feature_level,
-        filter: args.filter.clone(),
+        pick: pick.clone(),
         jobs,
         report_dir: Some(dir.clone()),
         baseline,
@@ -130,38 +144,62 @@ fn certify_inner(args: &CertifyArgs) -> Result<u8, String> {
     let applicable = loaded
         .cases
         .iter()
-        .filter(|c| crate::certify::is_applicable(c, &info, &targets, args.filter.as_deref()))
+        .filter(|c| crate::certify::is_applicable(c, &info, &targets, &pick))
         .count();
+    let shown_paths = paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
     eprintln!(
         "certifying {} {} ({}) on {applicable} applicable case(s) of {} in {}",
-        info.name,
-        info.version,
-        info.device,
+        terminal(&info.name),
+        terminal(&info.version),
+        terminal(&info.device),
         loaded.cases.len(),
-        paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" ")
+        terminal(&shown_paths)
     );
-    let bar = super::progress_bar(applicable as u64);
-    let progress = |result: &CaseResult| {
-        bar.inc(1);
-        if bar.is_hidden() && result.outcome.is_failure() {
-            eprintln!("{} {}", result.outcome.name(), result.id);
-        }
-    };
+    let bar = super::progress::Progress::new(applicable as u64, Scope::new(&info, &targets));
+    let progress = |result: &CaseResult| bar.case_done(result);
     let certification = certify_backend(backend.as_ref(), loaded.cases, &options, &progress)
         .map_err(|e| e.to_string())?;
-    bar.finish_and_clear();
+    bar.finish();
     drop(backend);
-    if certification.moved_interrupted {
+    if let Some(rescued) = &certification.rescued {
         eprintln!(
-            "note: {} held the results of an interrupted run; they are now in {}",
-            dir.join(crate::certify::partial::PARTIAL_RESULTS).display(),
-            dir.join(crate::certify::partial::INTERRUPTED_RESULTS)
-                .display()
+            "note: the results of an earlier run that was killed are kept in {}",
+            terminal(&rescued.display().to_string())
         );
+    }
+    if let Some(error) = &certification.partial_error {
+        eprintln!(
+            "warning: appending to results.partial.jsonl failed ({error}); the final reports \
+             are complete"
+        );
+    }
+    if certification.interrupted {
+        summarise(&certification, &dir);
+        let kept = certification
+            .interrupted_file
+            .as_ref()
+            .map_or_else(String::new, |path| {
+                format!(
+                    "; its results are also kept in {}",
+                    terminal(&path.display().to_string())
+                )
+            });
+        eprintln!(
+            "interrupted: {} of {} applicable case(s) ran; the reports and the certificate say \
+             so{kept}{}",
+            certification.results.len(),
+            certification.meta.case_count,
+            if args.write_baseline.is_some() {
+                "; no baseline written"
+            } else {
+                ""
+            }
+        );
+        return Ok(EXIT_INTERRUPTED);
     }
     if let Some(path) = &args.write_baseline {
         let fresh = Baseline::from_results(&info.name, &certification.results, "to be triaged");
@@ -169,7 +207,7 @@ fn certify_inner(args: &CertifyArgs) -> Result<u8, String> {
             .map_err(|e| format!("{}: {e}", path.display()))?;
         eprintln!(
             "wrote {} ({} expected failure(s))",
-            path.display(),
+            terminal(&path.display().to_string()),
             fresh.expected.len()
         );
     }
@@ -199,20 +237,14 @@ fn folder_name(name: &str) -> String {
 /// Prints the table, the verdict and the baseline comparison; picks the exit status.
 fn summarise(certification: &Certification, dir: &Path) -> u8 {
     let cert = &certification.certificate;
-    print!(
-        "{}",
-        report::terminal_table(
-            &certification.results,
-            Some(certification.meta.feature_level)
-        )
-    );
+    print!("{}", report::terminal_table(&certification.report()));
     for operator in cert.operators.iter().filter(|o| o.claimed && !o.certified) {
         const SHOWN: usize = 8;
         let mut blocking: Vec<String> = operator
             .blocking
             .iter()
             .take(SHOWN)
-            .map(|b| format!("{} ({})", b.case, b.outcome.name()))
+            .map(|b| format!("{} ({})", terminal(&b.case), b.outcome.name()))
             .collect();
         if operator.blocking.len() > SHOWN {
             blocking.push(format!(
@@ -232,16 +264,18 @@ fn summarise(certification: &Certification, dir: &Path) -> u8 {
     let targets: Vec<String> = cert.targets.iter().map(ToString::to_string).collect();
     println!(
         "{} {} at {}: {} case(s), {} not applicable; reports and certificate in {}",
-        cert.backend.name,
+        terminal(&cert.backend.name),
         if cert.certified {
             "CERTIFIED"
+        } else if cert.interrupted {
+            "NOT CERTIFIED (interrupted)"
         } else {
             "NOT CERTIFIED"
         },
         targets.join(" and "),
         certification.results.len(),
         certification.not_applicable,
-        dir.display()
+        terminal(&dir.display().to_string())
     );
     if let Some(comparison) = &cert.baseline {
         for failure in &comparison.new_failures {
@@ -250,23 +284,23 @@ fn summarise(certification: &Certification, dir: &Path) -> u8 {
                 .map_or_else(String::new, |o| format!(", baseline expects {}", o.name()));
             println!(
                 "NEW FAILURE {} ({}{expected}): {}",
-                failure.case,
+                terminal(&failure.case),
                 failure.outcome.name(),
-                failure.detail
+                terminal(&failure.detail)
             );
         }
         for entry in &comparison.newly_passing {
             println!(
                 "NEWLY PASSING {} (baseline expects {}): remove it from {} to tighten the baseline",
-                entry.case,
+                terminal(&entry.case),
                 entry.outcome.name(),
-                comparison.baseline
+                terminal(&comparison.baseline)
             );
         }
         println!(
             "baseline {}: {} new failure(s), {} newly passing, {} still failing as expected, {} \
              not run",
-            comparison.baseline,
+            terminal(&comparison.baseline),
             comparison.new_failures.len(),
             comparison.newly_passing.len(),
             comparison.still_failing,

@@ -64,11 +64,30 @@ pub fn coverage(args: &CoverageArgs) -> u8 {
             spec = &rule.spec;
             println!("  {spec}");
         }
-        let kind = match rule.kind {
-            RuleKind::Descriptor => "descriptor: negative",
-            RuleKind::Behaviour => "behaviour: exercised by",
+        let kind = match (rule.kind, rule.silent) {
+            (RuleKind::Descriptor, false) => "descriptor: negative",
+            (RuleKind::Descriptor, true) => "silent descriptor reading: negative",
+            (RuleKind::Behaviour, false) => "behaviour: exercised by",
+            (RuleKind::Behaviour, true) => "silent reading: exercised by",
         };
-        println!("    {} ({kind}) {}", rule.id, cases_text(&rule.cases));
+        let informational: Vec<String> = rule.informational().into_iter().cloned().collect();
+        if rule.silent {
+            println!(
+                "    {} ({kind}) informational {}",
+                rule.id,
+                cases_text(&informational)
+            );
+        } else {
+            println!(
+                "    {} ({kind}) required {}; informational {}",
+                rule.id,
+                cases_text(&rule.required),
+                cases_text(&informational)
+            );
+        }
+        if !rule.required.is_empty() {
+            println!("      grounded by: {}", rule.grounding);
+        }
     }
     let cells_covered = coverage.cells.len() - coverage.uncovered_cells().len();
     println!();
@@ -96,7 +115,11 @@ pub fn coverage(args: &CoverageArgs) -> u8 {
         coverage.cells.len(),
         loaded.cases.len()
     );
-    if coverage.is_complete() {
+    let misclassified = coverage.required_on_silent_rules();
+    for (rule, case) in &misclassified {
+        println!("required case resting on the silent rule {rule}: {case}");
+    }
+    if coverage.is_complete() && misclassified.is_empty() {
         EXIT_OK
     } else {
         for rule in coverage.uncovered_rules() {

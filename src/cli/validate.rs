@@ -1,7 +1,7 @@
 //! `opconform validate FILE...`: loads case files and prints, per case, its validity at its
 //! level and the lowest level at which its descriptor is valid.
 
-use super::{EXIT_FAILURES, EXIT_OK, EXIT_USAGE};
+use super::{case_paths, check_paths, terminal, EXIT_FAILURES, EXIT_OK, EXIT_USAGE};
 use crate::case::{load_paths, Expectation};
 use clap::Args;
 use opconform_backend::validate::{lowest_valid_level, validate as validate_descriptor};
@@ -19,11 +19,11 @@ pub struct ValidateArgs {
 
 /// Runs `opconform validate`.
 pub fn validate(args: &ValidateArgs) -> u8 {
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from("cases")]
-    } else {
-        args.paths.clone()
-    };
+    let paths = case_paths(&args.paths);
+    if let Err(e) = check_paths(&paths) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
     let loaded = load_paths(&paths);
     for case in &loaded.cases {
         if args.quiet {
@@ -34,7 +34,8 @@ pub fn validate(args: &ValidateArgs) -> u8 {
         match &case.expectation {
             Expectation::Outputs(_) => println!(
                 "ok   {} (valid from {lowest}, tagged {})",
-                case.id, case.level
+                terminal(&case.id),
+                case.level
             ),
             Expectation::Invalid(_) => {
                 let rules: Vec<String> = validate_descriptor(&case.operator, case.level)
@@ -43,7 +44,7 @@ pub fn validate(args: &ValidateArgs) -> u8 {
                     .collect();
                 println!(
                     "ok   {} (negative at {}: {}; valid from {lowest})",
-                    case.id,
+                    terminal(&case.id),
                     case.level,
                     rules.join("; ")
                 );
@@ -51,7 +52,7 @@ pub fn validate(args: &ValidateArgs) -> u8 {
         }
     }
     for error in &loaded.errors {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", terminal(&error.to_string()));
     }
     println!(
         "{} case(s) valid, {} error(s)",

@@ -506,7 +506,7 @@ fn axes_cases() -> Vec<Draft> {
             .tags(&["axes"])
             .exercises(&direction_rules(spec.direction));
             if spec.unsorted {
-                draft.informational().tags(&["unsorted-axes"])
+                draft.tags(&["unsorted-axes"])
             } else {
                 draft
             }

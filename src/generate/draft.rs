@@ -16,6 +16,7 @@ use crate::case::format::{
     Attributes, CaseClass, CaseSpec, FillElement, InputTensorSpec, NamedTensors, OutputTensorSpec,
     Source,
 };
+use crate::readings::{self, Comparison};
 use opconform_backend::validate::{lowest_valid_level, validate};
 use opconform_backend::{
     ArgMaxDesc, AxisDirection, DataType, Level, NonZeroCoordinatesDesc, OneHotDesc, OperatorDesc,
@@ -29,6 +30,10 @@ const MAX_NEGATIVE_BUFFER_BYTES: u64 = 1 << 30;
 /// Expected outputs with more undefined trailing elements than this are written with
 /// `fill: null` instead of listing every `null`.
 const MAX_LISTED_TRAILING_NULLS: usize = 12;
+
+/// Expected outputs ending in more equal elements than this are written with `fill: VALUE`
+/// (outputs of millions of elements whose tail is all OffValue).
+const MAX_LISTED_TRAILING_VALUES: usize = 4096;
 
 /// What an input tensor holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -273,6 +278,8 @@ pub struct Draft {
     pub outputs: Vec<(String, OutputDraft)>,
     /// Positive or negative.
     pub expect: Expect,
+    /// How outputs are compared.
+    pub compare: Comparison,
 }
 
 impl Draft {
@@ -293,6 +300,7 @@ impl Draft {
             inputs: Vec::new(),
             outputs: Vec::new(),
             expect: Expect::Outputs { level: None },
+            compare: Comparison::Value,
         }
     }
 
@@ -316,6 +324,21 @@ impl Draft {
     pub fn informational(mut self) -> Draft {
         self.class = CaseClass::Informational;
         self
+    }
+
+    /// Compares the outputs bit for bit (`compare: bits`): NaN payloads and signs count.
+    pub fn compare_bits(mut self) -> Draft {
+        self.compare = Comparison::Bits;
+        self
+    }
+
+    /// [`Draft::compare_bits`] when `bits`.
+    pub fn compare_bits_if(self, bits: bool) -> Draft {
+        if bits {
+            self.compare_bits()
+        } else {
+            self
+        }
     }
 
     /// Adds tags.
@@ -499,6 +522,7 @@ impl Draft {
                 .map(Some)
                 .collect()
         };
+        let (class, exercises) = self.classify(&operator, level, &buffers, &expect_invalid);
         let inputs = self
             .inputs
             .iter()
@@ -515,9 +539,9 @@ impl Draft {
             id: self.id.clone(),
             operator: self.operator,
             level,
-            class: self.class,
+            class,
             tags: self.tags.clone(),
-            exercises: self.exercises.clone(),
+            exercises,
             source: Source {
                 document: None,
                 example: None,
@@ -528,7 +552,48 @@ impl Draft {
             inputs: NamedTensors(inputs),
             outputs: NamedTensors(outputs),
             expect_invalid,
+            compare: self.compare,
         }
+    }
+
+    /// The case's class and exercised rules: `informational` exactly when its expectation
+    /// rests on a silent point of the spec ([`readings::silent_points`], with those rule ids
+    /// added to the exercised ones) or, for a negative case, when every rule it breaks is
+    /// silent.
+    ///
+    /// # Panics
+    /// When the draft was marked informational but rests on no silent point: either the
+    /// generator is wrong about the case or the spec lacks the silent rule it depends on.
+    fn classify(
+        &self,
+        operator: &OperatorDesc,
+        level: Level,
+        buffers: &[Vec<u64>],
+        expect_invalid: &[String],
+    ) -> (CaseClass, Vec<String>) {
+        let mut exercises = self.exercises.clone();
+        let silent = if expect_invalid.is_empty() {
+            let points = readings::silent_points(operator, level, buffers, self.compare);
+            for point in &points {
+                if !exercises.iter().any(|e| e == point) {
+                    exercises.push(point.to_string());
+                }
+            }
+            !points.is_empty()
+        } else {
+            readings::rejection_is_silent(expect_invalid)
+        };
+        assert!(
+            silent || self.class == CaseClass::Required,
+            "{}: marked informational, but its expectation rests on no silent rule",
+            self.id
+        );
+        let class = if silent {
+            CaseClass::Informational
+        } else {
+            CaseClass::Required
+        };
+        (class, exercises)
     }
 
     /// The input's buffer as element bit patterns (zeros when absent).
@@ -639,17 +704,28 @@ fn output_spec(output: &OutputDraft, expected: Option<Vec<Option<u64>>>) -> Outp
     let (data, fill) = match expected {
         None => (None, None),
         Some(elements) => {
-            let trailing_nulls = elements.iter().rev().take_while(|e| e.is_none()).count();
-            let listed = if trailing_nulls > MAX_LISTED_TRAILING_NULLS {
-                &elements[..elements.len() - trailing_nulls]
+            let to_element = |e: &Option<u64>| {
+                e.map_or(Element::Null, |bits| element_of(output.data_type, bits))
+            };
+            let last = elements.last().copied().flatten();
+            let trailing = elements
+                .iter()
+                .rev()
+                .take_while(|e| **e == elements[elements.len() - 1])
+                .count();
+            let limit = if last.is_none() {
+                MAX_LISTED_TRAILING_NULLS
+            } else {
+                MAX_LISTED_TRAILING_VALUES
+            };
+            let listed = if trailing > limit {
+                &elements[..elements.len() - trailing]
             } else {
                 &elements[..]
             };
-            let data = listed
-                .iter()
-                .map(|e| e.map_or(Element::Null, |bits| element_of(output.data_type, bits)))
-                .collect();
-            let fill = (listed.len() < elements.len()).then_some(FillElement(Element::Null));
+            let data = listed.iter().map(to_element).collect();
+            let fill = (listed.len() < elements.len())
+                .then(|| FillElement(to_element(&elements[elements.len() - 1])));
             (Some(data), fill)
         }
     };

@@ -11,6 +11,7 @@ use crate::case::data_generator::{DataGenerator, Distribution};
 use crate::case::element::Element;
 use crate::case::format::{Attributes, CaseClass, CaseSpec, InputTensorSpec, OutputTensorSpec};
 use crate::case::load::axis_direction_name;
+use crate::case::Compare;
 use opconform_backend::Level;
 
 /// Longest line the emitter aims for (data rows wrap there).
@@ -65,6 +66,9 @@ fn push_case(out: &mut String, spec: &CaseSpec) {
     out.push_str(&format!("    level: {}\n", level_text(spec.level)));
     if spec.class == CaseClass::Informational {
         out.push_str("    class: informational\n");
+    }
+    if spec.compare == Compare::Bits {
+        out.push_str("    compare: bits\n");
     }
     if !spec.tags.is_empty() {
         out.push_str(&format!("    tags: [{}]\n", spec.tags.join(", ")));

@@ -11,16 +11,24 @@
 //!   and the same descriptors one level too early;
 //! - [`negative`]: a negative case for every descriptor rule;
 //! - [`one_hot`], [`nonzero_coordinates`], [`argmax`], [`ov_one_hot`]: edge behaviour per
-//!   operator.
+//!   operator;
+//! - [`level_boundaries`]: behaviour re-checked in descriptors first valid at each level where
+//!   the descriptor space grows;
+//! - [`scale`]: sizes and layouts where fast implementations change strategy.
+//!
+//! Every case's class comes from [`crate::readings`]: informational exactly when its
+//! expectation rests on a silent point of the spec.
 
 pub mod argmax;
 pub mod draft;
 pub mod emit;
+pub mod level_boundaries;
 pub mod negative;
 pub mod nonzero_coordinates;
 pub mod one_hot;
 pub mod oracle;
 pub mod ov_one_hot;
+pub mod scale;
 pub mod shapes;
 pub mod tables;
 pub mod values;
@@ -77,6 +85,8 @@ pub fn topics() -> Vec<Topic> {
     topics.extend(nonzero_coordinates::topics());
     topics.extend(argmax::topics());
     topics.extend(ov_one_hot::topics());
+    topics.extend(level_boundaries::topics());
+    topics.extend(scale::topics());
     topics
 }
 

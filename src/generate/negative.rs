@@ -103,6 +103,36 @@ fn one_hot_rules() -> Vec<Draft> {
     };
     let base = one_hot_base;
 
+    // FLOAT16 values {1,1,1,3}: 6 bytes of elements, 8 the minimum (rounded to 4 bytes).
+    for (declared, id) in [
+        (6u64, "values_total_size_raw_bytes"),
+        (7, "values_total_size_one_below_rounded"),
+    ] {
+        let mut d = one_hot_draft(
+            "base",
+            "",
+            DataType::Uint32,
+            vec![Value::Int(0); 3],
+            off_on(DataType::Float16, 4, Value::Int(0), Value::Int(1)),
+            &[1, 1, 3, 4],
+            3,
+        );
+        d.inputs[1].1 =
+            InputDraft::shape(DataType::Float16, &[1, 1, 1, 3]).with_total_size(declared);
+        add(d, id, &both, &["TENSOR.TOTAL_SIZE"], &format!("FLOAT16 ValuesTensor {{1,1,1,3}}: 6 bytes of elements declared as {declared}, below the 8-byte minimum (bytes round up to a multiple of 4)."));
+    }
+    let mut d = one_hot_draft(
+        "base",
+        "",
+        DataType::Uint32,
+        vec![Value::Int(0); 3],
+        off_on(DataType::Float16, 4, Value::Int(0), Value::Int(1)),
+        &[1, 1, 3, 1],
+        3,
+    );
+    d.outputs[0].1 = d.outputs[0].1.clone().with_total_size(6);
+    add(d, "output_total_size_raw_bytes", &both, &["TENSOR.TOTAL_SIZE"], "FLOAT16 OutputTensor {1,1,3,1}: 6 bytes of elements declared as 6, below the 8-byte minimum.");
+
     add(
         base(),
         "availability_1_0",
@@ -362,6 +392,7 @@ fn tensor_rules(base: Draft, levels: &[Level], target: TensorTarget) -> Vec<Draf
         .with_strides(&strides)
         .with_total_size(strided_minimum - 4);
     drafts.extend(invalid(d, "strided_total_size_too_small", levels, &["TENSOR.TOTAL_SIZE"], &format!("{input_name} with strides of 64 declared 4 bytes smaller than the {strided_minimum} bytes its last element needs.")));
+    drafts.extend(rounding_cases(&base, levels, target));
     let mut d = base;
     d.outputs[target.output].1 = d.outputs[target.output].1.clone().with_total_size(0);
     drafts.extend(invalid(
@@ -372,6 +403,62 @@ fn tensor_rules(base: Draft, levels: &[Level], target: TensorTarget) -> Vec<Draf
         &format!("{output_name} declared 0 bytes."),
     ));
     drafts
+}
+
+/// Buffers declared between the raw byte count of their elements and the minimum, which
+/// rounds up to a multiple of 4 (`TENSOR.TOTAL_SIZE`): the input becomes 3 elements of a
+/// 16-bit type (6 raw bytes, 8 minimum) or 5 of an 8-bit one (5 raw bytes, 8 minimum) where
+/// the base's level allows that type, declared at the raw count and one byte below the
+/// minimum.
+fn rounding_cases(base: &Draft, levels: &[Level], target: TensorTarget) -> Vec<Draft> {
+    let mut drafts = Vec::new();
+    let (name, input) = base.inputs[target.input].clone();
+    let narrow = [DataType::Float16, DataType::Uint8]
+        .into_iter()
+        .find(|&t| t.size_in_bytes() < 4 && narrow_type_fits(base, target.input, t, levels));
+    let Some(narrow) = narrow else {
+        return drafts;
+    };
+    let count = if narrow.size_in_bytes() == 2 { 3 } else { 5 };
+    let mut sizes = input.sizes.clone();
+    let last = sizes.len() - 1;
+    sizes[last] = count;
+    let raw = u64::from(count) * narrow.size_in_bytes() as u64;
+    for (declared, id) in [
+        (raw, "total_size_raw_bytes"),
+        (7, "total_size_one_below_rounded"),
+    ] {
+        let mut d = base.clone();
+        d.inputs[target.input].1 = InputDraft::shape(narrow, &sizes).with_total_size(declared);
+        if narrow_type_fits(&d, target.input, narrow, levels) {
+            drafts.extend(invalid(
+                d,
+                id,
+                levels,
+                &["TENSOR.TOTAL_SIZE"],
+                &format!("{name} {narrow} {sizes:?}: {raw} bytes of elements declared as {declared}, below the 8-byte minimum (bytes round up to a multiple of 4)."),
+            ));
+        }
+    }
+    drafts
+}
+
+/// True when `base` with input `input` of `data_type` (minimum buffer) breaks no rule at
+/// any of `levels`, so that a case built on it breaks only the rule it is about.
+fn narrow_type_fits(base: &Draft, input: usize, data_type: DataType, levels: &[Level]) -> bool {
+    let mut d = base.clone();
+    let entry = &mut d.inputs[input].1;
+    entry.data_type = data_type;
+    entry.total_size = None;
+    let last = entry.sizes.len() - 1;
+    entry.sizes[last] = if data_type.size_in_bytes() == 2 { 3 } else { 5 };
+    for output in &mut d.outputs {
+        output.1.total_size = None;
+    }
+    let operator = d.operator_desc();
+    levels
+        .iter()
+        .all(|&level| opconform_backend::validate::validate(&operator, level).is_empty())
 }
 
 // --- DML_NONZERO_COORDINATES ------------------------------------------------------------------
@@ -396,6 +483,14 @@ fn nonzero_rules() -> Vec<Draft> {
         drafts.extend(invalid(draft, id, levels, rules, note))
     };
     let base = nonzero_base;
+    // UINT8 input {1,1,1,5}: 5 bytes of elements, 8 the minimum (rounded to 4 bytes).
+    for (declared, id) in [
+        (5u64, "input_total_size_raw_bytes"),
+        (7, "input_total_size_one_below_rounded"),
+    ] {
+        let input = InputDraft::shape(DataType::Uint8, &[1, 1, 1, 5]).with_total_size(declared);
+        add(nonzero_draft("base", "", input, 4, 4, 1), id, &both, &["TENSOR.TOTAL_SIZE"], &format!("UINT8 InputTensor {{1,1,1,5}}: 5 bytes of elements declared as {declared}, below the 8-byte minimum (bytes round up to a multiple of 4)."));
+    }
     add(
         base(),
         "availability_2_1",
@@ -757,16 +852,6 @@ fn ov_rules() -> Vec<Draft> {
         "OneHot-1 checked at DirectML level 2_0: it is versioned by opsets.",
     );
     let mut d = base();
-    d.inputs[0].1.sizes = vec![1; 9];
-    d.outputs[0].1.sizes = [vec![1; 9], vec![3]].concat();
-    add(
-        d,
-        "rank_9_indices",
-        &levels,
-        &["ONEHOT1.SUPPORT_DIMENSION_COUNT"],
-        "9-D indices (a 10-D output).",
-    );
-    let mut d = base();
     d.inputs[2].1.data_type = DataType::Int16;
     d.inputs[3].1.data_type = DataType::Int16;
     d.outputs[0].1.data_type = DataType::Int16;
@@ -799,6 +884,21 @@ fn ov_rules() -> Vec<Draft> {
             id,
             &["ONEHOT1.DEPTH_POSITIVE"],
             &format!("depth {depth}: it must be positive."),
+        );
+    }
+    // A depth beyond 32 bits: no output size can equal it, so the shape rule must still fire
+    // (the output {4,3} keeps the depth 3 it would have had).
+    for (depth, id) in [
+        ((1i128 << 32) + 3, "depth_2_pow_32_plus_3"),
+        (i128::from(i64::MAX), "depth_int64_max"),
+    ] {
+        let mut d = base();
+        d.inputs[1].1.content = Content::Data(vec![Value::Int(depth)]);
+        add(
+            d,
+            id,
+            &["ONEHOT1.OUTPUT_SHAPE"],
+            &format!("INT64 depth {depth} (beyond 32 bits) with an output {{4,3}}: the output cannot hold a new axis of that size."),
         );
     }
     let mut d = base();
@@ -857,13 +957,6 @@ fn ov_rules() -> Vec<Draft> {
         &["ONEHOT1.OUTPUT_SHAPE"],
         "Output {12}: the rank must be N+1 = 2.",
     );
-    drafts.extend(tensor_rules(
-        ov_base(),
-        &levels,
-        TensorTarget {
-            input: 0,
-            output: 0,
-        },
-    ));
+    // The TENSOR.* rules are DirectML buffer rules: they do not apply to OpenVINO tensors.
     drafts
 }

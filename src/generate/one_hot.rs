@@ -9,7 +9,6 @@ use super::values::{
     canonical_nan, float_specials, int_max, int_min, ints, type_lowest, type_max, Rng, Value,
 };
 use super::Topic;
-use crate::runner::BIT_EXACT_TAG;
 use opconform_backend::{DataType, OperatorKind};
 
 const OP: OperatorKind = OperatorKind::DmlOneHot;
@@ -94,6 +93,16 @@ pub fn one_hot_draft(
         )
 }
 
+/// `index`, or one past the end when it equals the sequence `length`: an index equal to the
+/// length is the silent ONE_HOT.INDEX_EQUAL_TO_SIZE, which a required case must not hold.
+pub fn skip_equal_to_size(index: i128, length: u32) -> i128 {
+    if index == i128::from(length) {
+        index + 1
+    } else {
+        index
+    }
+}
+
 /// A packed ValuesTensor `{1,…,1,2}` holding OffValue then OnValue.
 pub fn off_on(value_type: DataType, rank: usize, off: Value, on: Value) -> InputDraft {
     InputDraft::packed(value_type, &ones_then(rank, 2), vec![off, on])
@@ -110,7 +119,7 @@ fn exercised(index_type: DataType, indices: &[Value], length: i128) -> Vec<&'sta
         Value::Int(i) => i,
         _ => panic!("indices are integers"),
     };
-    if indices.iter().any(|v| as_int(v) >= length) {
+    if indices.iter().any(|v| as_int(v) > length) {
         rules.push("ONE_HOT.OUT_OF_RANGE_INDEX");
     }
     if index_type.is_signed_integer() && indices.iter().any(|v| as_int(v) < 0) {
@@ -134,14 +143,14 @@ fn axis_cases() -> Vec<Draft> {
                 INDEX_TYPES[(rank + axis) % 4]
             };
             let indices: Vec<Value> = (0..sequences)
-                .map(|_| Value::Int(rng.range(0, i128::from(depth))))
+                .map(|_| Value::Int(skip_equal_to_size(rng.range(0, i128::from(depth)), depth)))
                 .collect();
             let level = if rank == 4 { dml("2_0") } else { dml("3_0") };
             let rules = exercised(index_type, &indices, i128::from(depth));
             drafts.push(
                 one_hot_draft(
                     format!("rank_{rank}_axis_{axis}"),
-                    format!("{rank}-D output {output_sizes:?}, Axis {axis}; indices 0 to 4 with sequences of 4 (4 is past the end)."),
+                    format!("{rank}-D output {output_sizes:?}, Axis {axis}; indices 0 to 3 and 5 (past the end) with sequences of 4."),
                     index_type,
                     indices,
                     off_on(DataType::Float32, rank, Value::Int(0), Value::Int(1)),
@@ -263,9 +272,9 @@ fn index_cases() -> Vec<Draft> {
     vec![
         index_row_case(
             "uint32_range",
-            "UINT32 indices 0, size-1, size, size+1, far past the end, 2^31 and 2^32-1 (not -1).",
+            "UINT32 indices 0, size-1, size+1, far past the end, 2^31 and 2^32-1 (not -1).",
             DataType::Uint32,
-            ints(&[0, 3, 4, 5, 1000, 0x7fff_ffff, 0x8000_0000, int_max(DataType::Uint32)]),
+            ints(&[0, 3, 5, 1000, 0x7fff_ffff, 0x8000_0000, int_max(DataType::Uint32)]),
             4,
         )
         .at(dml("2_0"))
@@ -274,16 +283,16 @@ fn index_cases() -> Vec<Draft> {
             "uint64_range",
             "UINT64 indices: 2^32 is out of range (not 0), 2^32+1 (not 1), 2^63 and 2^64-1 (not -1).",
             DataType::Uint64,
-            ints(&[0, 3, 4, two_32, two_32 + 1, two_32 + 3, 1 << 63, int_max(DataType::Uint64)]),
+            ints(&[0, 3, 5, two_32, two_32 + 1, two_32 + 3, 1 << 63, int_max(DataType::Uint64)]),
             4,
         )
         .at(dml("3_0"))
         .tags(&["indices", "out-of-range", "type-extremes", "64-bit"]),
         index_row_case(
             "int32_non_negative",
-            "INT32 indices 0, size-1, size, size+1, 1000 and 2^31-1.",
+            "INT32 indices 0, size-1, size+1, 1000 and 2^31-1.",
             DataType::Int32,
-            ints(&[0, 3, 4, 5, 1000, int_max(DataType::Int32)]),
+            ints(&[0, 3, 5, 1000, int_max(DataType::Int32)]),
             4,
         )
         .at(dml("3_0"))
@@ -292,11 +301,29 @@ fn index_cases() -> Vec<Draft> {
             "int64_beyond_32_bits",
             "INT64 indices beyond 32 bits: 2^32 (not 0), 2^32+2 (not 2), 2^33-1 (low half -1, not the last), 2^31 and 2^63-1.",
             DataType::Int64,
-            ints(&[0, 3, 4, two_32, two_32 + 2, 2 * two_32 - 1, 1 << 31, int_max(DataType::Int64)]),
+            ints(&[0, 3, 5, two_32, two_32 + 2, 2 * two_32 - 1, 1 << 31, int_max(DataType::Int64)]),
             4,
         )
         .at(dml("3_0"))
         .tags(&["indices", "out-of-range", "type-extremes", "64-bit"]),
+        index_row_case(
+            "index_equal_to_size_uint32",
+            "UINT32 index 4 with sequences of 4: \"exceeds\" is silent on equality; read as past the end.",
+            DataType::Uint32,
+            ints(&[0, 4, 3]),
+            4,
+        )
+        .at(dml("2_0"))
+        .tags(&["indices", "out-of-range"]),
+        index_row_case(
+            "index_equal_to_size_int64",
+            "INT64 index 4 with sequences of 4 (silent on equality; read as past the end).",
+            DataType::Int64,
+            ints(&[4, -1, 2]),
+            4,
+        )
+        .at(dml("3_0"))
+        .tags(&["indices", "out-of-range", "64-bit"]),
         index_row_case(
             "uint32_all_positions",
             "UINT32 indices at every position of a sequence of 7.",
@@ -645,34 +672,57 @@ fn on_off_value_cases() -> Vec<Draft> {
                 ),
             ]
         };
-        for (suffix, what, off, on) in pairs {
+        for (suffix, what, off, on) in nan_bit_exact_twins(pairs) {
+            let suffix = suffix.as_str();
             let mut tags = vec!["on-off-values"];
             if value_type.is_float() {
                 tags.push(match suffix {
                     "zeros" | "zeros_swapped" => "negative-zero",
-                    "nan_payloads" | "signalling_nan" => "nan",
+                    "nan_payloads"
+                    | "signalling_nan"
+                    | "nan_payloads_bits"
+                    | "signalling_nan_bits" => "nan",
                     "infinities" => "infinity",
                     "subnormals" | "tiny" => "subnormal",
                     _ => "type-extremes",
                 });
-                if matches!(suffix, "nan_payloads" | "signalling_nan") {
-                    tags.push(BIT_EXACT_TAG);
-                }
             } else {
                 tags.push("type-extremes");
             }
             drafts.push(
                 values_case(
                     &format!("{name}_{suffix}"),
-                    &format!("{value_type}: {what}, copied bit for bit (index 9 is past the end: all OffValue)."),
+                    &format!("{value_type}: {what} (index 9 is past the end: all OffValue)."),
                     off_on(value_type, 4, off, on),
                 )
                 .at(level_of(value_type))
-                .tags(&tags),
+                .tags(&tags)
+                .compare_bits_if(suffix.ends_with("_bits")),
             );
         }
     }
     drafts
+}
+
+/// The pairs as given, plus, for each NaN pair, a twin suffixed `_bits` compared bit for bit:
+/// the plain one is decided by the page (a NaN is written, any NaN matches), the twin rests on
+/// the silent ONE_HOT.VALUES_BIT_COPY.
+fn nan_bit_exact_twins(
+    pairs: Vec<(&str, &str, Value, Value)>,
+) -> Vec<(String, String, Value, Value)> {
+    let mut all = Vec::new();
+    for (suffix, what, off, on) in pairs {
+        all.push((suffix.to_string(), what.to_string(), off, on));
+        if matches!(suffix, "nan_payloads" | "signalling_nan") {
+            all.push((
+                format!("{suffix}_bits"),
+                format!("{what}, compared bit for bit"),
+                off,
+                on,
+            ));
+        }
+    }
+    all
 }
 
 fn strided_cases() -> Vec<Draft> {

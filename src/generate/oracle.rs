@@ -149,7 +149,7 @@ pub fn nonzero_coordinates(desc: &NonZeroCoordinatesDesc, input: &[u64]) -> NonZ
 }
 
 /// ArgMax's order of element values: NaN above every number and equal to NaN (our reading of
-/// ARGMAX.NAN); -0.0 equal to +0.0; integers compared exactly.
+/// ARGMAX.NAN); -0.0 equal to +0.0 (ARGMAX.SIGNED_ZERO_TIE); integers compared exactly.
 pub fn compare_for_argmax(a: Number, b: Number) -> Ordering {
     match (a, b) {
         (Number::Int(a), Number::Int(b)) => a.cmp(&b),
@@ -163,15 +163,53 @@ pub fn compare_for_argmax(a: Number, b: Number) -> Ordering {
     }
 }
 
+/// How ArgMax reads the points its page leaves open. [`ArgMaxReading::default`] is
+/// opconform's reading; the other settings are the alternatives a conforming implementation
+/// might take, used by [`crate::readings`] to find the cases that depend on them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArgMaxReading {
+    /// Order -0.0 below +0.0 (a total order) instead of calling them a tie.
+    pub zeros_ordered: bool,
+    /// Flush subnormal inputs to zero (keeping the sign) before comparing.
+    pub flush_subnormals: bool,
+    /// Run the flat index over the reduced axes in the order `Axes` lists them.
+    pub axes_as_listed: bool,
+}
+
 /// `DML_ARGMAX`: per output element, the row-major index within the reduced axes (taken in
 /// increasing axis order, whatever order `Axes` lists them in) of the first maximum
 /// (INCREASING) or the last one (DECREASING). Results are the output type's bit patterns.
 pub fn argmax(desc: &ArgMaxDesc, input: &[u64]) -> Vec<u64> {
+    argmax_read_as(desc, input, ArgMaxReading::default())
+}
+
+/// [`argmax`] under another reading of the page's open points.
+pub fn argmax_read_as(desc: &ArgMaxDesc, input: &[u64], reading: ArgMaxReading) -> Vec<u64> {
     let rank = desc.input.sizes.len();
-    let reduced: Vec<usize> = (0..rank)
-        .filter(|d| desc.axes.contains(&(*d as u32)))
-        .collect();
+    let reduced: Vec<usize> = if reading.axes_as_listed {
+        desc.axes.iter().map(|&a| a as usize).collect()
+    } else {
+        (0..rank)
+            .filter(|d| desc.axes.contains(&(*d as u32)))
+            .collect()
+    };
     let reduced_sizes: Vec<u32> = reduced.iter().map(|&d| desc.input.sizes[d]).collect();
+    let data_type = desc.input.data_type;
+    let read = |bits: u64| {
+        let value = decode(data_type, bits);
+        match value {
+            Number::Float(v) if reading.flush_subnormals && is_subnormal(data_type, v) => {
+                Number::Float(if v < 0.0 { -0.0 } else { 0.0 })
+            }
+            other => other,
+        }
+    };
+    let compare = |a: Number, b: Number| match (a, b) {
+        (Number::Float(x), Number::Float(y)) if reading.zeros_ordered && x == 0.0 && y == 0.0 => {
+            x.is_sign_positive().cmp(&y.is_sign_positive())
+        }
+        _ => compare_for_argmax(a, b),
+    };
     let mut output = Vec::new();
     for kept in all_coordinates(&desc.output.sizes) {
         let mut best: Option<(u64, Number)> = None;
@@ -180,14 +218,11 @@ pub fn argmax(desc: &ArgMaxDesc, input: &[u64]) -> Vec<u64> {
             for (&axis, &c) in reduced.iter().zip(inner) {
                 coordinate[axis] = c;
             }
-            let value = decode(
-                desc.input.data_type,
-                input[offset_of(&desc.input, &coordinate)],
-            );
+            let value = read(input[offset_of(&desc.input, &coordinate)]);
             let take = match best {
                 None => true,
                 Some((_, best_value)) => {
-                    let order = compare_for_argmax(value, best_value);
+                    let order = compare(value, best_value);
                     match desc.axis_direction {
                         AxisDirection::Increasing => order == Ordering::Greater,
                         AxisDirection::Decreasing => order != Ordering::Less,
@@ -202,6 +237,17 @@ pub fn argmax(desc: &ArgMaxDesc, input: &[u64]) -> Vec<u64> {
         output.push(index);
     }
     output
+}
+
+/// True when `value` (an element of the float type `data_type`) is subnormal in that type.
+pub fn is_subnormal(data_type: DataType, value: f64) -> bool {
+    let smallest_normal = match data_type {
+        DataType::Float16 => 2f64.powi(-14),
+        DataType::Float32 => 2f64.powi(-126),
+        DataType::Float64 => f64::MIN_POSITIVE,
+        _ => return false,
+    };
+    value != 0.0 && value.abs() < smallest_normal
 }
 
 /// OpenVINO `OneHot-1`: `output[…, i, …] = on_value if indices[…] == i else off_value`, with

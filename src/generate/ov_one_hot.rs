@@ -8,7 +8,6 @@ use super::values::{
     canonical_nan, float_specials, int_max, int_min, ints, type_lowest, type_max, Value,
 };
 use super::Topic;
-use crate::runner::BIT_EXACT_TAG;
 use opconform_backend::{DataType, Level, OperatorKind};
 
 const OP: OperatorKind = OperatorKind::OvOneHot1;
@@ -146,6 +145,10 @@ fn index_cases() -> Vec<Draft> {
             .tags(&["depth-1", "out-of-range"]).exercises(&at_least),
         ov_draft("depth_300", "depth 300 with UINT8 values: index 256 and 299 do not wrap at 8 bits.", DataType::Int64, &[3], ints(&[299, 256, 300]), 300, DataType::Uint8, Value::Int(1), Value::Int(0), -1)
             .tags(&["large-depth", "out-of-range"]).exercises(&at_least),
+        ov_draft("rank_9_indices", "9-D indices {2,1,1,1,1,1,1,1,2} (a 10-D output): the page sets no rank limit.", DataType::Int32, &[2, 1, 1, 1, 1, 1, 1, 1, 2], ints(&[0, 2, 1, 3]), 3, DataType::Float32, Value::Int(1), Value::Int(0), 4)
+            .tags(&["high-rank"]).exercises(&at_least),
+        ov_draft("rank_12_indices", "12-D indices (a 13-D output), axis -1.", DataType::Int64, &[1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2], ints(&[2, 0, 1, 1]), 3, DataType::Int8, Value::Int(-1), Value::Int(1), -1)
+            .tags(&["high-rank"]).exercises(&selection),
         ov_draft("negative_int32", "INT32 indices -1, -3 (= -depth), -4 and the minimum with depth 3: no i in [0, 2] equals them, all off_value (negative indices are undefined).", DataType::Int32, &[4], ints(&[-1, -3, -4, int_min(DataType::Int32)]), 3, DataType::Float32, Value::Int(1), Value::Int(0), -1)
             .informational().tags(&["negative-index"]).exercises(&["ONEHOT1.NEGATIVE_INDICES"]),
         ov_draft("negative_int64", "INT64 indices -1, -2^32+1 (low half 1) and the minimum with depth 3 (negative indices are undefined).", DataType::Int64, &[3], ints(&[-1, -two_32 + 1, int_min(DataType::Int64)]), 3, DataType::Int64, Value::Int(1), Value::Int(0), 0)
@@ -214,11 +217,11 @@ fn value_cases() -> Vec<Draft> {
                 ),
             ]
         };
-        for (suffix, what, on, off) in pairs {
+        for (suffix, what, on, off) in with_bit_exact_twins(pairs) {
             drafts.push(
                 ov_draft(
                     format!("{name}_{suffix}"),
-                    format!("{t}: {what}, copied bit for bit."),
+                    format!("{t}: {what}."),
                     DataType::Int64,
                     &[2, 2],
                     ints(&[0, 2, 3, 1]),
@@ -228,14 +231,32 @@ fn value_cases() -> Vec<Draft> {
                     off,
                     1,
                 )
-                .tags(if matches!(suffix, "nans" | "signalling_nan") {
-                    &["on-off-values", BIT_EXACT_TAG]
-                } else {
-                    &["on-off-values"]
-                })
+                .tags(&["on-off-values"])
+                .compare_bits_if(suffix.ends_with("_bits"))
                 .exercises(&["ONEHOT1.SELECTION", "ONEHOT1.INDEX_AT_LEAST_DEPTH"]),
             );
         }
     }
     drafts
+}
+
+/// The pairs as given, plus, for each NaN pair, a twin suffixed `_bits` that is compared bit
+/// for bit (payload and sign kept): the plain one is decided by the page (a NaN is written),
+/// the twin rests on the silent ONEHOT1.VALUES_BIT_COPY.
+fn with_bit_exact_twins<'a>(
+    pairs: Vec<(&'a str, &'a str, Value, Value)>,
+) -> Vec<(String, String, Value, Value)> {
+    let mut all = Vec::new();
+    for (suffix, what, on, off) in pairs {
+        all.push((suffix.to_string(), what.to_string(), on, off));
+        if matches!(suffix, "nans" | "signalling_nan") {
+            all.push((
+                format!("{suffix}_bits"),
+                format!("{what}, compared bit for bit"),
+                on,
+                off,
+            ));
+        }
+    }
+    all
 }

@@ -1,12 +1,16 @@
 //! [`ProcessBackend`]: a [`Backend`] that runs each case in a child process speaking protocol
 //! v1, restarting it after a crash or a timeout.
 
+use super::framing::{reply_line_limit, Frame};
 use super::messages::{
-    decode_bytes, encode_bytes, ErrorKind, ErrorReply, ExecuteRequest, HelloRequest, Reply,
-    Request, ResultReply, TensorPayload, PROTOCOL_VERSION,
+    decode_outputs, encode_bytes, parse_reply, ErrorKind, ErrorReply, ExecuteRequest, HelloRequest,
+    Reply, Request, ResultReply, TensorPayload, PROTOCOL_VERSION,
 };
-use super::process::{describe_status, BackendProcess, RecvFailure, STDERR_TAIL_BYTES};
+use super::process::{
+    describe_frame, describe_status, BackendProcess, RecvFailure, STDERR_TAIL_BYTES,
+};
 use super::ProtocolError;
+use crate::interrupt;
 use opconform_backend::{Backend, BackendError, BackendInfo, Level, OperatorDesc, Tensor};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -33,13 +37,21 @@ impl Default for ProcessOptions {
     }
 }
 
+/// How many protocol violations between cases are kept (later ones are only counted).
+const MAX_VIOLATIONS: usize = 100;
+
 /// A backend in a child process, started as `sh -c COMMAND`, spoken to with protocol v1
 /// (`docs/backend-protocol.md`) over its stdin and stdout.
 ///
 /// Cases through one `ProcessBackend` are serialised. After a crash or a timeout the process is
 /// killed; the next [`Backend::execute`] starts it again (with a handshake), so a run goes on.
 /// If that restart fails, every later case fails at once with [`BackendError::Crash`].
-/// Dropping the backend sends `shutdown`, then kills the process (and its process group).
+/// Faults that show between cases (a second reply to a request, a line with no request
+/// outstanding, a closed stdin, an exit) are not charged to the next case: they are kept as
+/// [`ProcessBackend::violations`], and the process is restarted if it is unusable.
+/// Dropping the backend sends `shutdown`, then kills the process's whole process group.
+/// Once SIGINT or SIGTERM was received ([`crate::interrupt`]), no case is sent and the process
+/// is not restarted. Unix only.
 pub struct ProcessBackend {
     command: String,
     options: ProcessOptions,
@@ -57,6 +69,23 @@ struct State {
     restarts: u64,
     /// Why the last restart failed; once set, cases fail without trying again.
     dead: Option<String>,
+    /// The id and description of the last request the running process answered.
+    last_answered: Option<(u64, String)>,
+    /// Protocol violations seen between cases, oldest first (at most [`MAX_VIOLATIONS`]).
+    violations: Vec<String>,
+    /// How many violations were not kept.
+    violations_dropped: u64,
+}
+
+impl State {
+    /// Records a protocol violation that no case is charged with.
+    fn violation(&mut self, what: String) {
+        if self.violations.len() < MAX_VIOLATIONS {
+            self.violations.push(what);
+        } else {
+            self.violations_dropped += 1;
+        }
+    }
 }
 
 impl ProcessBackend {
@@ -73,6 +102,9 @@ impl ProcessBackend {
                 next_id: 1,
                 restarts: 0,
                 dead: None,
+                last_answered: None,
+                violations: Vec::new(),
+                violations_dropped: 0,
             }),
         })
     }
@@ -106,6 +138,22 @@ impl ProcessBackend {
         self.lock().process.as_ref().map(BackendProcess::id)
     }
 
+    /// The protocol violations seen between cases, which no case result carries: each says
+    /// which request it follows and what the backend did (answered it twice, wrote with no
+    /// request outstanding, closed its stdin or stdout, exited). Empty for a backend that keeps
+    /// to the protocol.
+    pub fn violations(&self) -> Vec<String> {
+        let state = self.lock();
+        let mut all = state.violations.clone();
+        if state.violations_dropped > 0 {
+            all.push(format!(
+                "... and {} more violation(s)",
+                state.violations_dropped
+            ));
+        }
+        all
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -115,6 +163,12 @@ impl ProcessBackend {
         &self,
         state: &'s mut State,
     ) -> Result<&'s mut BackendProcess, BackendError> {
+        if interrupt::requested() {
+            return Err(BackendError::Crash {
+                message: "opconform is stopping (SIGINT or SIGTERM): the case was not sent"
+                    .to_string(),
+            });
+        }
         if state.process.is_none() {
             if let Some(why) = &state.dead {
                 return Err(BackendError::Crash {
@@ -124,6 +178,7 @@ impl ProcessBackend {
             match start(&self.command, &self.options) {
                 Ok((process, _info)) => {
                     state.process = Some(process);
+                    state.last_answered = None;
                     state.restarts += 1;
                 }
                 Err(error) => {
@@ -155,7 +210,14 @@ impl ProcessBackend {
         let line = request.to_line().map_err(|e| BackendError::Internal {
             message: format!("could not encode the request: {e}"),
         })?;
+        check_between_cases(state, &case);
         let process = self.ensure_running(state)?;
+        process.set_line_limit(reply_line_limit(
+            request
+                .outputs
+                .iter()
+                .map(|o| o.desc.total_tensor_size_in_bytes),
+        ));
         if let Err(error) = process.send_line(&line) {
             return Err(crash(
                 state,
@@ -163,23 +225,10 @@ impl ProcessBackend {
             ));
         }
         let deadline = Instant::now() + self.options.case_timeout;
-        let reply = loop {
+        loop {
             let process = state.process.as_ref().expect("a process runs");
-            match process.recv_line(deadline) {
-                Ok(line) if line.trim().is_empty() => continue,
-                Ok(line) => match serde_json::from_str::<Reply>(&line) {
-                    Ok(reply) => break reply,
-                    Err(error) => {
-                        return Err(crash(
-                            state,
-                            format!(
-                                "while running {case} the backend wrote a line that is not a \
-                                 protocol v1 reply ({error}): {}",
-                                excerpt(&line)
-                            ),
-                        ))
-                    }
-                },
+            let line = match process.recv_line(deadline) {
+                Ok(line) => line,
                 Err(RecvFailure::Broken(why)) => {
                     return Err(crash(
                         state,
@@ -187,28 +236,54 @@ impl ProcessBackend {
                     ))
                 }
                 Err(RecvFailure::Timeout) => return Err(timeout(state, &self.options, &case)),
+            };
+            let reply = match parse_reply(&line) {
+                Ok(reply) => reply,
+                Err(error) => {
+                    return Err(crash(
+                        state,
+                        format!(
+                            "while running {case} the backend wrote a line that is not a \
+                             protocol v1 reply ({error}): {}",
+                            excerpt(&line)
+                        ),
+                    ))
+                }
+            };
+            if let Some(earlier) = second_answer(&reply, state.last_answered.as_ref()) {
+                // The previous request's fault, not this case's: noted, and the wait goes on.
+                state.violation(format!(
+                    "the backend answered {earlier} a second time (seen while {case} ran)"
+                ));
+                continue;
             }
-        };
-        match reply {
-            Reply::Result(result) if result.id == id => {
-                copy_outputs(&case, request, result, outputs)
+            let answered = match &reply {
+                Reply::Result(result) => result.id == id,
+                Reply::Error(error) => error.id == Some(id),
+                Reply::Hello(_) => false,
+            };
+            if answered {
+                state.last_answered = Some((id, case.clone()));
             }
-            Reply::Error(error) if error.id == Some(id) => Err(map_error(error)),
-            Reply::Result(ResultReply { id: other, .. }) => Err(crash(
-                state,
-                format!("the backend answered request {other} to {case}"),
-            )),
-            Reply::Error(ErrorReply { id: other, .. }) => Err(crash(
-                state,
-                format!(
-                    "the backend answered an error for request {} to {case}",
-                    other.map_or_else(|| "(no id)".to_string(), |o| o.to_string())
-                ),
-            )),
-            Reply::Hello(_) => Err(crash(
-                state,
-                format!("the backend answered {case} with a hello"),
-            )),
+            return match reply {
+                Reply::Result(result) if answered => copy_outputs(&case, request, &result, outputs),
+                Reply::Error(error) if answered => Err(map_error(error)),
+                Reply::Result(ResultReply { id: other, .. }) => Err(crash(
+                    state,
+                    format!("the backend answered request {other} to {case}"),
+                )),
+                Reply::Error(ErrorReply { id: other, .. }) => Err(crash(
+                    state,
+                    format!(
+                        "the backend answered an error for request {} to {case}",
+                        other.map_or_else(|| "(no id)".to_string(), |o| o.to_string())
+                    ),
+                )),
+                Reply::Hello(_) => Err(crash(
+                    state,
+                    format!("the backend answered {case} with a hello"),
+                )),
+            };
         }
     }
 }
@@ -284,8 +359,8 @@ fn start(
         message: e.to_string(),
     })?;
     let failed = |process: &mut BackendProcess, message: String| {
-        let status = process.exit_within(Duration::from_millis(200));
-        let status = describe_status(process.kill().or(status));
+        process.wait_exit(Duration::from_millis(200));
+        let status = describe_status(process.kill());
         ProtocolError::Handshake {
             command: command.to_string(),
             message: format!("{message} ({status})"),
@@ -303,100 +378,139 @@ fn start(
         ));
     }
     let deadline = Instant::now() + options.handshake_timeout;
-    loop {
-        let line = match process.recv_line(deadline) {
-            Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => line,
-            Err(RecvFailure::Broken(why)) => {
-                return Err(failed(
-                    &mut process,
-                    format!("the backend ended before answering hello: {why}"),
-                ))
-            }
-            Err(RecvFailure::Timeout) => {
-                process.kill();
-                return Err(ProtocolError::HandshakeTimeout {
-                    command: command.to_string(),
-                    seconds: options.handshake_timeout.as_secs_f64(),
-                    stderr_tail: process.stderr_tail(),
-                });
-            }
-        };
-        return match serde_json::from_str::<Reply>(&line) {
-            Ok(Reply::Hello(reply)) if reply.protocol == PROTOCOL_VERSION => {
-                Ok((process, reply.info()))
-            }
-            Ok(Reply::Hello(reply)) => {
-                process.kill();
-                Err(ProtocolError::Version {
-                    offered: PROTOCOL_VERSION,
-                    answered: reply.protocol,
-                })
-            }
-            Ok(Reply::Error(error)) => Err(failed(
+    let line = match process.recv_line(deadline) {
+        Ok(line) => line,
+        Err(RecvFailure::Broken(why)) => {
+            return Err(failed(
                 &mut process,
-                format!(
-                    "the backend refused the handshake ({}): {}",
-                    error.kind, error.message
-                ),
-            )),
-            Ok(other) => Err(failed(
-                &mut process,
-                format!("the backend answered hello with {other:?}"),
-            )),
-            Err(error) => Err(failed(
-                &mut process,
-                format!(
-                    "the backend answered hello with a line that is not a protocol v1 reply \
-                     ({error}): {}",
-                    excerpt(&line)
-                ),
-            )),
-        };
+                format!("the backend ended before answering hello: {why}"),
+            ))
+        }
+        Err(RecvFailure::Timeout) => {
+            process.kill();
+            return Err(ProtocolError::HandshakeTimeout {
+                command: command.to_string(),
+                seconds: options.handshake_timeout.as_secs_f64(),
+                stderr_tail: process.stderr_tail(),
+            });
+        }
+    };
+    match parse_reply(&line) {
+        Ok(Reply::Hello(reply)) if reply.protocol == PROTOCOL_VERSION => {
+            Ok((process, reply.info()))
+        }
+        Ok(Reply::Hello(reply)) => {
+            process.kill();
+            Err(ProtocolError::Version {
+                offered: PROTOCOL_VERSION,
+                answered: reply.protocol,
+            })
+        }
+        Ok(Reply::Error(error)) => Err(failed(
+            &mut process,
+            format!(
+                "the backend refused the handshake ({}): {}",
+                error.kind, error.message
+            ),
+        )),
+        Ok(other) => Err(failed(
+            &mut process,
+            format!("the backend answered hello with {other:?}"),
+        )),
+        Err(error) => Err(failed(
+            &mut process,
+            format!(
+                "the backend answered hello with a line that is not a protocol v1 reply \
+                 ({error}): {}",
+                excerpt(&line)
+            ),
+        )),
     }
 }
 
-/// Checks a `result` reply against the request and copies its buffers into `outputs`.
+/// Checks a `result` reply against the request and copies its buffers, whole (bytes that
+/// belong to no element included), into `outputs`.
 fn copy_outputs(
     case: &str,
     request: &ExecuteRequest,
-    result: ResultReply,
+    result: &ResultReply<'_>,
     outputs: &mut [Tensor],
 ) -> Result<(), BackendError> {
-    let violation = |what: String| BackendError::Internal {
+    let expected: Vec<(&str, u64)> = request
+        .outputs
+        .iter()
+        .map(|o| (o.name.as_str(), o.desc.total_tensor_size_in_bytes))
+        .collect();
+    let buffers = decode_outputs(result, &expected).map_err(|what| BackendError::Internal {
         message: format!("protocol violation in the result of {case}: {what}"),
-    };
-    if result.outputs.len() != request.outputs.len() {
-        return Err(violation(format!(
-            "{} outputs returned, {} expected",
-            result.outputs.len(),
-            request.outputs.len()
-        )));
-    }
-    let mut buffers = Vec::with_capacity(result.outputs.len());
-    for (got, want) in result.outputs.iter().zip(&request.outputs) {
-        if got.name != want.name {
-            return Err(violation(format!(
-                "output `{}` returned where `{}` was expected",
-                got.name, want.name
-            )));
-        }
-        let bytes = decode_bytes(&got.data)
-            .map_err(|e| violation(format!("output `{}` is not valid base64: {e}", got.name)))?;
-        if bytes.len() as u64 != want.desc.total_tensor_size_in_bytes {
-            return Err(violation(format!(
-                "output `{}` holds {} bytes; its total_tensor_size_in_bytes is {}",
-                got.name,
-                bytes.len(),
-                want.desc.total_tensor_size_in_bytes
-            )));
-        }
-        buffers.push(bytes);
-    }
+    })?;
     for (tensor, bytes) in outputs.iter_mut().zip(buffers) {
         tensor.data = bytes;
     }
     Ok(())
+}
+
+/// The request a reply answers a second time: the last one answered, when the reply carries
+/// its id.
+fn second_answer<'s>(
+    reply: &Reply<'_>,
+    last_answered: Option<&'s (u64, String)>,
+) -> Option<&'s str> {
+    let (id, case) = last_answered?;
+    let repeated = match reply {
+        Reply::Result(result) => result.id == *id,
+        Reply::Error(error) => error.id == Some(*id),
+        Reply::Hello(_) => false,
+    };
+    repeated.then_some(case.as_str())
+}
+
+/// Before `case` is sent: whatever the running process did since its last reply is its own
+/// fault, not `case`'s. A second reply to the last request is noted and dropped; anything
+/// else that shows the process out of step (another line, a closed stdin or stdout, an exit)
+/// is noted and the process is killed, so that `case` runs on a fresh one.
+fn check_between_cases(state: &mut State, case: &str) {
+    let Some(process) = state.process.as_ref() else {
+        return;
+    };
+    let after = state
+        .last_answered
+        .as_ref()
+        .map_or_else(|| "the handshake".to_string(), |(_, c)| c.clone());
+    let mut notes = Vec::new();
+    let mut problem = None;
+    while let Some(frame) = process.try_frame() {
+        let Frame::Line(line) = frame else {
+            problem = Some(describe_frame(&frame));
+            break;
+        };
+        match parse_reply(&line) {
+            Ok(reply) if second_answer(&reply, state.last_answered.as_ref()).is_some() => {
+                notes.push(format!("the backend answered {after} a second time"));
+            }
+            _ => {
+                problem = Some(format!(
+                    "it wrote {} with no request outstanding",
+                    excerpt(&line)
+                ));
+                break;
+            }
+        }
+    }
+    let problem = problem
+        .or_else(|| process.stdin_failure())
+        .or_else(|| process.has_exited().then(|| "it exited".to_string()));
+    for note in notes {
+        state.violation(note);
+    }
+    if let Some(problem) = problem {
+        let mut process = state.process.take().expect("a process runs");
+        let status = describe_status(process.kill());
+        state.violation(format!(
+            "after {after}, before {case}: {problem} ({status}); the backend was restarted{}",
+            stderr_section(&process)
+        ));
+    }
 }
 
 /// Maps an `error` reply to the harness's error.
@@ -423,11 +537,16 @@ fn map_error(error: ErrorReply) -> BackendError {
 
 /// Takes the process down after it died or broke the protocol; the next case restarts it.
 fn crash(state: &mut State, what: String) -> BackendError {
+    let what = if interrupt::requested() {
+        format!("opconform is stopping (SIGINT or SIGTERM) and killed the backend: {what}")
+    } else {
+        what
+    };
     let Some(mut process) = state.process.take() else {
         return BackendError::Crash { message: what };
     };
-    let status = process.exit_within(Duration::from_millis(500));
-    let status = describe_status(process.kill().or(status));
+    process.wait_exit(Duration::from_millis(500));
+    let status = describe_status(process.kill());
     BackendError::Crash {
         message: format!("{what} ({status}){}", stderr_section(&process)),
     }

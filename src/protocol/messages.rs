@@ -9,6 +9,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 use opconform_backend::{BackendInfo, Level, OperatorDesc, OperatorKind, TensorDesc};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// The protocol version this module speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -76,14 +77,16 @@ pub struct TensorPayload {
     pub data: String,
 }
 
-/// A message the backend writes to its stdout.
+/// A message the backend writes to its stdout. Parsed with [`parse_reply`], a `result`
+/// borrows its base64 from the line rather than copying it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Reply {
+pub enum Reply<'a> {
     /// The answer to `hello`.
     Hello(HelloReply),
     /// The outputs of a case.
-    Result(ResultReply),
+    #[serde(borrow)]
+    Result(ResultReply<'a>),
     /// Why a case (or the handshake) produced no outputs.
     Error(ErrorReply),
 }
@@ -132,20 +135,64 @@ impl HelloReply {
 
 /// The body of a `result` reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResultReply {
+pub struct ResultReply<'a> {
     /// The id of the `execute` request answered.
     pub id: u64,
     /// Every output buffer, in the request's order and with its names.
-    pub outputs: Vec<OutputData>,
+    #[serde(borrow)]
+    pub outputs: Vec<OutputData<'a>>,
 }
 
 /// One output buffer of a `result` reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutputData {
+pub struct OutputData<'a> {
     /// The output's name, as in the request.
     pub name: String,
-    /// Base64 of the whole buffer, `total_tensor_size_in_bytes` long.
-    pub data: String,
+    /// Base64 of the whole buffer, `total_tensor_size_in_bytes` long (borrowed from the line
+    /// unless it holds JSON escapes).
+    #[serde(borrow)]
+    pub data: Cow<'a, str>,
+}
+
+/// Parses one reply line (as framed by [`super::framing::LineReader`]).
+pub fn parse_reply(line: &str) -> serde_json::Result<Reply<'_>> {
+    serde_json::from_str(line)
+}
+
+/// Checks a `result` against the outputs the request carried, given as `(name, size in
+/// bytes)` in order, and decodes its buffers. The error says what is wrong: a missing, extra
+/// or misnamed output, bad base64, or a buffer of the wrong length.
+pub fn decode_outputs(
+    result: &ResultReply<'_>,
+    expected: &[(&str, u64)],
+) -> Result<Vec<Vec<u8>>, String> {
+    if result.outputs.len() != expected.len() {
+        return Err(format!(
+            "{} outputs returned, {} expected",
+            result.outputs.len(),
+            expected.len()
+        ));
+    }
+    let mut buffers = Vec::with_capacity(expected.len());
+    for (got, &(name, size)) in result.outputs.iter().zip(expected) {
+        if got.name != name {
+            return Err(format!(
+                "output `{}` returned where `{name}` was expected",
+                got.name
+            ));
+        }
+        let bytes = decode_bytes(&got.data)
+            .map_err(|e| format!("output `{}` is not valid base64: {e}", got.name))?;
+        if bytes.len() as u64 != size {
+            return Err(format!(
+                "output `{}` holds {} bytes; its total_tensor_size_in_bytes is {size}",
+                got.name,
+                bytes.len()
+            ));
+        }
+        buffers.push(bytes);
+    }
+    Ok(buffers)
 }
 
 /// The body of an `error` reply.
@@ -297,6 +344,60 @@ mod tests {
             Some(ErrorKind::InvalidArgument)
         );
         assert_eq!(ErrorKind::from_name("fatal"), None);
+    }
+
+    #[test]
+    fn result_data_is_borrowed_from_the_line() {
+        // A reply's base64 is most of its line: copying it would double the memory a large
+        // case needs.
+        let line = r#"{"type":"result","id":1,"outputs":[{"name":"O","data":"AQI="}]}"#;
+        let Reply::Result(result) = parse_reply(line).unwrap() else {
+            panic!("not a result")
+        };
+        assert!(matches!(result.outputs[0].data, Cow::Borrowed("AQI=")));
+        assert_eq!(
+            decode_outputs(&result, &[("O", 2)]).unwrap(),
+            vec![vec![1, 2]]
+        );
+        // Escapes are legal JSON; the data is then copied.
+        let line = r#"{"type":"result","id":1,"outputs":[{"name":"O","data":"AQI\u003d"}]}"#;
+        let Reply::Result(result) = parse_reply(line).unwrap() else {
+            panic!("not a result")
+        };
+        assert_eq!(
+            decode_outputs(&result, &[("O", 2)]).unwrap(),
+            vec![vec![1, 2]]
+        );
+    }
+
+    #[test]
+    fn decode_outputs_names_what_is_wrong() {
+        let result = |outputs: &[(&str, &'static str)]| ResultReply {
+            id: 1,
+            outputs: outputs
+                .iter()
+                .map(|&(name, data)| OutputData {
+                    name: name.into(),
+                    data: Cow::Borrowed(data),
+                })
+                .collect(),
+        };
+        let expected = [("A", 2), ("B", 1)];
+        let error = |outputs| decode_outputs(&result(outputs), &expected).unwrap_err();
+        assert_eq!(error(&[("A", "AQI=")]), "1 outputs returned, 2 expected");
+        assert_eq!(
+            error(&[("A", "AQI="), ("C", "AQ==")]),
+            "output `C` returned where `B` was expected"
+        );
+        assert!(error(&[("A", "A*"), ("B", "AQ==")]).contains("output `A` is not valid base64"));
+        assert_eq!(
+            error(&[("A", "AQ=="), ("B", "AQ==")]),
+            "output `A` holds 1 bytes; its total_tensor_size_in_bytes is 2"
+        );
+        assert_eq!(
+            decode_outputs(&result(&[("A", "AQI="), ("B", "Bw==")]), &expected).unwrap(),
+            vec![vec![1, 2], vec![7]]
+        );
     }
 
     #[test]

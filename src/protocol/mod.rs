@@ -7,11 +7,14 @@
 //! crash or a hang into [`opconform_backend::BackendError::Crash`] or
 //! [`opconform_backend::BackendError::Timeout`] and restarting the process for the next case.
 //!
-//! - [`messages`]: the wire messages (serde types) and base64 helpers;
-//! - `process`: the child process, its stdout reader and stderr capture;
+//! - [`messages`]: the wire messages (serde types), reply parsing and base64 helpers;
+//! - [`framing`]: stdout as capped lines (the limits on a reply line);
+//! - `process`: the child process and its process group, its stdout reader and stderr
+//!   capture;
 //! - `backend`: [`ProcessBackend`] and [`ProcessOptions`].
 
 mod backend;
+pub mod framing;
 pub mod messages;
 mod process;
 

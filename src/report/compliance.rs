@@ -2,15 +2,18 @@
 //! dimension count × level) are covered by passing cases, and the highest level fully passed.
 
 use crate::case::CaseClass;
-use crate::runner::{CaseResult, Outcome};
+use crate::runner::{CaseResult, Outcome, TensorShape};
 use opconform_backend::{spec, Level, OperatorKind, SpecFamily};
+use std::collections::{HashMap, HashSet};
 
 /// The state of one matrix cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cell {
-    /// Every required case using this cell at or below the level passed.
+    /// Every required case using this cell at or below the level passed, or the ones that
+    /// did not are blamed on their other cells ([`suspect_cells`]).
     Pass,
-    /// Some required case using this cell at or below the level did not pass.
+    /// A required case using this cell at or below the level did not pass, and this cell is
+    /// one of its suspects ([`suspect_cells`]).
     Fail,
     /// The table in force at the level does not list this cell.
     NotRequired,
@@ -84,6 +87,7 @@ pub fn matrix(operator: OperatorKind, results: &[CaseResult], target: Option<Lev
         .iter()
         .filter(|r| r.operator == operator && r.class == CaseClass::Required && !r.negative)
         .collect();
+    let suspects = suspect_cells(&relevant);
     let mut rows = Vec::new();
     for role in &spec.tensors {
         for (data_type, dimension_count) in table_cells(operator, &role.name) {
@@ -97,6 +101,7 @@ pub fn matrix(operator: OperatorKind, results: &[CaseResult], target: Option<Lev
                         dimension_count,
                         level,
                         &relevant,
+                        &suspects,
                     )
                 })
                 .collect();
@@ -144,6 +149,7 @@ fn cell_state(
     dimension_count: usize,
     level: Level,
     results: &[&CaseResult],
+    suspects: &HashSet<(String, TensorShape)>,
 ) -> Cell {
     let in_table = spec::for_operator(operator)
         .table_at(level)
@@ -165,13 +171,50 @@ fn cell_state(
             })
         })
         .collect();
+    let blamed = using.iter().any(|r| {
+        r.outcome != Outcome::Pass
+            && r.tensors.iter().any(|t| {
+                t.tensor == tensor
+                    && t.data_type == data_type.name()
+                    && t.dimension_count == dimension_count
+                    && suspects.contains(&(r.id.clone(), t.clone()))
+            })
+    });
     if using.is_empty() {
         Cell::NoCase
-    } else if using.iter().all(|r| r.outcome == Outcome::Pass) {
-        Cell::Pass
-    } else {
+    } else if blamed {
         Cell::Fail
+    } else {
+        Cell::Pass
     }
+}
+
+/// The cells each failing case is blamed on, as (case id, cell): of a failing case's cells
+/// (tensor × data type × dimension count), those whose failure rate among the `results` using
+/// them is at least half the highest rate among its cells. A cell that hundreds of passing
+/// cases use (the UINT32 indices of a FLOAT16 NaN case) is not blamed for one failure; the
+/// cells few cases vouch for (its FLOAT16 values and output) are.
+pub fn suspect_cells(results: &[&CaseResult]) -> HashSet<(String, TensorShape)> {
+    let mut uses: HashMap<&TensorShape, (usize, usize)> = HashMap::new();
+    for r in results {
+        for t in &r.tensors {
+            let entry = uses.entry(t).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(r.outcome != Outcome::Pass);
+        }
+    }
+    let rate = |t: &TensorShape| {
+        let (all, failing) = uses.get(t).copied().unwrap_or((1, 1));
+        failing as f64 / all.max(1) as f64
+    };
+    let mut suspects = HashSet::new();
+    for r in results.iter().filter(|r| r.outcome != Outcome::Pass) {
+        let highest = r.tensors.iter().map(rate).fold(0.0, f64::max);
+        for t in r.tensors.iter().filter(|t| rate(t) * 2.0 >= highest) {
+            suspects.insert((r.id.clone(), t.clone()));
+        }
+    }
+    suspects
 }
 
 /// The highest column level at which every required case of `operator` at or below it passed
@@ -205,4 +248,63 @@ pub fn blocking_cases(operator: OperatorKind, results: &[CaseResult], level: Lev
         .filter(|r| level.at_least(r.level) && r.outcome != Outcome::Pass)
         .map(|r| r.id.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(tensor: &str, data_type: &str) -> TensorShape {
+        TensorShape {
+            tensor: tensor.into(),
+            data_type: data_type.into(),
+            dimension_count: 4,
+        }
+    }
+
+    fn one_hot(id: &str, values: &str, outcome: Outcome) -> CaseResult {
+        CaseResult {
+            id: id.into(),
+            operator: OperatorKind::DmlOneHot,
+            level: Level::dml(0x2000),
+            class: CaseClass::Required,
+            negative: false,
+            outcome,
+            detail: String::new(),
+            diff: None,
+            tensors: vec![
+                shape("IndicesTensor", "UINT32"),
+                shape("ValuesTensor", values),
+                shape("OutputTensor", values),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_float16_nan_failure_does_not_redden_the_indices_row() {
+        let mut results: Vec<CaseResult> = (0..20)
+            .map(|i| one_hot(&format!("f32_{i}"), "FLOAT32", Outcome::Pass))
+            .collect();
+        results.extend((0..4).map(|i| one_hot(&format!("f16_{i}"), "FLOAT16", Outcome::Pass)));
+        results.push(one_hot("f16_nan", "FLOAT16", Outcome::Fail));
+        let refs: Vec<&CaseResult> = results.iter().collect();
+        let suspects = suspect_cells(&refs);
+        let blamed: Vec<&str> = suspects
+            .iter()
+            .filter(|(id, _)| id == "f16_nan")
+            .map(|(_, t)| t.tensor.as_str())
+            .collect();
+        assert_eq!(blamed.len(), 2, "{blamed:?}");
+        assert!(!blamed.contains(&"IndicesTensor"), "{blamed:?}");
+        let matrix = matrix(OperatorKind::DmlOneHot, &results, Some(Level::dml(0x2000)));
+        let row = |tensor: &str, data_type: &str| {
+            matrix
+                .rows
+                .iter()
+                .find(|r| r.tensor == tensor && r.data_type == data_type && r.dimension_count == 4)
+                .map(|r| r.cells[0])
+        };
+        assert_eq!(row("IndicesTensor", "UINT32"), Some(Cell::Pass));
+        assert_eq!(row("OutputTensor", "FLOAT16"), Some(Cell::Fail));
+    }
 }

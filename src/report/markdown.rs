@@ -1,30 +1,57 @@
-//! `summary.md`: the run, per-operator counts and compliance matrices, then every failure.
+//! `summary.md`: the run, per-operator counts and compliance matrices, every failure, and the
+//! cases that did not load. Text from outside (backend strings, messages, ids) goes through
+//! [`super::escape`], so it cannot add structure to the document.
 
 use super::compliance::{self, Matrix};
-use super::{operators_in, summary_rows, RunMeta, SUMMARY_HEADER};
+use super::escape::{markdown_code, markdown_fenced, markdown_inline, markdown_paragraph};
+use super::verdict::Verdict;
+use super::{operators_in, summary_rows, RunReport, SUMMARY_HEADER};
 use crate::runner::CaseResult;
 use std::fmt::Write as _;
 
 /// Renders the Markdown summary.
-pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
+pub fn render(report: &RunReport) -> String {
+    let (meta, results) = (&report.meta, report.results.as_slice());
     let mut out = String::new();
     let b = &meta.backend;
-    let _ = writeln!(out, "# opconform report: {}\n", b.name);
-    let _ = writeln!(out, "- backend: {} {} on {}", b.name, b.version, b.device);
-    let claims: Vec<String> = b.claims.iter().map(ToString::to_string).collect();
-    let _ = writeln!(out, "- claims: {}", claims.join(", "));
-    let _ = writeln!(out, "- target feature level: {}", meta.feature_level);
+    let _ = writeln!(out, "# opconform report: {}\n", markdown_inline(&b.name));
+    if meta.interrupted {
+        let _ = writeln!(
+            out,
+            "**INTERRUPTED**: the run was stopped before every case ran; these results cover \
+             the {} case(s) that did.\n",
+            results.len()
+        );
+    }
     let _ = writeln!(
         out,
-        "- cases: {} (case set sha256 {})",
-        meta.case_count, meta.case_set_digest
+        "- backend: {} {} on {}",
+        markdown_inline(&b.name),
+        markdown_inline(&b.version),
+        markdown_inline(&b.device)
     );
+    let claims: Vec<String> = b.claims.iter().map(ToString::to_string).collect();
+    let _ = writeln!(out, "- claims: {}", claims.join(", "));
+    let targets: Vec<String> = meta.targets.iter().map(ToString::to_string).collect();
+    let _ = writeln!(out, "- judged at: {}", targets.join(", "));
+    let _ = writeln!(
+        out,
+        "- cases: {} (suite sha256 {}; results sha256 {})",
+        meta.case_count, meta.case_set_digest, meta.results_digest
+    );
+    if !report.load_errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "- load errors: {} (cases or files that did not load, listed at the end)",
+            report.load_errors.len()
+        );
+    }
     let _ = writeln!(out, "- harness: opconform {}\n", meta.harness_version);
     let target = Some(meta.feature_level);
     let _ = writeln!(out, "## Summary\n");
     let _ = writeln!(out, "| {} |", SUMMARY_HEADER.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(SUMMARY_HEADER.len()));
-    for row in summary_rows(results, target) {
+    for row in summary_rows(report) {
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }
     for op in operators_in(results) {
@@ -36,23 +63,57 @@ pub fn render(meta: &RunMeta, results: &[CaseResult]) -> String {
         );
         render_matrix(&mut out, &compliance::matrix(op, results, target));
     }
-    let failures: Vec<&CaseResult> = results.iter().filter(|r| r.outcome.is_failure()).collect();
-    let _ = writeln!(out, "\n## Failures ({})\n", failures.len());
-    if failures.is_empty() {
-        let _ = writeln!(out, "None.");
+    for (verdict, title) in [
+        (Verdict::Failure, "Failures (required, failing the run)"),
+        (Verdict::Baselined, "Baselined (expected failures)"),
+        (Verdict::Informational, "Informational cases not passing"),
+        (Verdict::NotClaimed, "Not claimed by the backend"),
+    ] {
+        let listed: Vec<&CaseResult> = results
+            .iter()
+            .filter(|r| report.verdict(&r.id) == verdict)
+            .collect();
+        if listed.is_empty() && verdict != Verdict::Failure {
+            continue;
+        }
+        let _ = writeln!(out, "\n## {title}: {}\n", listed.len());
+        if listed.is_empty() {
+            let _ = writeln!(out, "None.");
+        }
+        for r in listed {
+            let _ = writeln!(
+                out,
+                "### {} ({}, {}, {:?})\n\n{}\n",
+                markdown_code(&r.id),
+                r.outcome.name(),
+                r.level,
+                r.class,
+                markdown_paragraph(&r.detail)
+            );
+            if let Some(reason) = report
+                .record(&r.id)
+                .and_then(|c| c.baseline_reason.as_deref())
+            {
+                let _ = writeln!(out, "Baseline: {}\n", markdown_inline(reason));
+            }
+            if let Some(diff) = &r.diff {
+                let _ = writeln!(out, "{}", markdown_fenced(diff, "diff"));
+            }
+        }
     }
-    for r in failures {
-        let _ = writeln!(
-            out,
-            "### `{}` ({}, {}, {:?})\n\n{}\n",
-            r.id,
-            r.outcome.name(),
-            r.level,
-            r.class,
-            r.detail
-        );
-        if let Some(diff) = &r.diff {
-            let _ = writeln!(out, "```diff\n{}```\n", diff);
+    if !report.load_errors.is_empty() {
+        let _ = writeln!(out, "\n## Load errors ({})\n", report.load_errors.len());
+        for row in &report.load_errors {
+            let id = row
+                .id
+                .as_deref()
+                .map_or_else(String::new, |id| format!("{} ", markdown_code(id)));
+            let _ = writeln!(
+                out,
+                "- {id}{}: {}",
+                markdown_code(&row.place()),
+                markdown_inline(&row.detail)
+            );
         }
     }
     out

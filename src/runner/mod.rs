@@ -13,10 +13,6 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// A case tag that makes NaNs compare bit for bit (payload and sign), for cases whose spec
-/// reading requires an exact copy (OneHot's on/off values).
-pub const BIT_EXACT_TAG: &str = "bit-exact";
-
 /// The byte outputs are filled with before a run, and the alternative used to re-check when
 /// an expected element happens to equal the first poison.
 const POISONS: [u8; 2] = [0xA5, 0x5A];
@@ -158,7 +154,8 @@ pub fn run_case(backend: &dyn Backend, info: &BackendInfo, case: &Case) -> CaseR
 }
 
 /// Runs every case on `backend` with `jobs` threads, calling `progress` after each; results
-/// are in the order of `cases`.
+/// are in the order of `cases`. Once SIGINT or SIGTERM is received ([`crate::interrupt`]) no
+/// case starts, and a case running then is left out (its backend was killed under it).
 pub fn run_cases(
     backend: &dyn Backend,
     cases: &[Case],
@@ -173,10 +170,16 @@ pub fn run_cases(
     pool.install(|| {
         cases
             .par_iter()
-            .map(|case| {
+            .filter_map(|case| {
+                if crate::interrupt::requested() {
+                    return None;
+                }
                 let result = run_case(backend, &info, case);
+                if crate::interrupt::requested() {
+                    return None;
+                }
                 progress(&result);
-                result
+                Some(result)
             })
             .collect()
     })
@@ -280,7 +283,7 @@ fn run_positive(
             Ok(Err(error)) => return error_outcome(case, error),
             Ok(Ok(outputs)) => outputs,
         };
-        let nans = if case.tags.iter().any(|t| t == BIT_EXACT_TAG) {
+        let nans = if case.compare == crate::case::Compare::Bits {
             values::NanRule::BitExact
         } else {
             values::NanRule::AnyNan

@@ -85,8 +85,13 @@ pub struct SupportTable {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TensorSupport {
-    /// Inclusive range `[min, max]` of dimension counts.
+    /// Inclusive range `[min, max]` of dimension counts. With `unbounded`, `max` is only how
+    /// far the support-table cells (and their required cases) go.
     pub dimension_counts: [usize; 2],
+    /// True when the document sets no upper limit on the dimension count (OneHot-1): any
+    /// count from `min` up is valid.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unbounded: bool,
     /// Supported data types.
     pub data_types: Vec<DataType>,
 }
@@ -94,7 +99,23 @@ pub struct TensorSupport {
 impl TensorSupport {
     /// True when `count` is within the supported dimension counts.
     pub fn allows_dimension_count(&self, count: usize) -> bool {
+        count >= self.dimension_counts[0] && (self.unbounded || count <= self.dimension_counts[1])
+    }
+
+    /// True when `count` is within the listed range `[min, max]`: the counts that make
+    /// support-table cells (an unbounded row allows more than it lists).
+    pub fn lists_dimension_count(&self, count: usize) -> bool {
         (self.dimension_counts[0]..=self.dimension_counts[1]).contains(&count)
+    }
+
+    /// The supported dimension counts as text, e.g. `1 to 8` or `0 or more`.
+    pub fn range_text(&self) -> String {
+        let [low, high] = self.dimension_counts;
+        if self.unbounded {
+            format!("{low} or more")
+        } else {
+            format!("{low} to {high}")
+        }
     }
 }
 
@@ -119,6 +140,19 @@ pub struct Rule {
     /// Where the document is silent or ambiguous: the reading opconform chose, and why.
     #[serde(default)]
     pub reading: Option<String>,
+    /// True when the rule is opconform's reading of a point the documents leave open (its
+    /// `reading` says what is expected there): a case whose expectation depends on it is
+    /// `informational`, never `required`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub silent: bool,
+}
+
+impl Rule {
+    /// True when a seed sentence or a documented example decides the rule, so that a case
+    /// resting on it may be `required`.
+    pub fn is_grounded(&self) -> bool {
+        !self.silent
+    }
 }
 
 /// How a rule is checked.
@@ -218,6 +252,34 @@ impl SpecFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_silent_rule_states_its_reading() {
+        for rule in all_rules().filter(|r| r.silent) {
+            assert!(
+                rule.reading
+                    .as_deref()
+                    .is_some_and(|r| !r.trim().is_empty()),
+                "{} is silent but states no reading",
+                rule.id
+            );
+        }
+    }
+
+    #[test]
+    fn unbounded_rows_allow_any_higher_count() {
+        let row = TensorSupport {
+            dimension_counts: [0, 8],
+            unbounded: true,
+            data_types: vec![],
+        };
+        assert!(row.allows_dimension_count(0) && row.allows_dimension_count(40));
+        let bounded = TensorSupport {
+            unbounded: false,
+            ..row
+        };
+        assert!(!bounded.allows_dimension_count(9));
+    }
 
     #[test]
     fn every_embedded_spec_parses_and_ids_are_unique() {

@@ -98,16 +98,20 @@ pub fn lowest_valid_level(operator: &OperatorDesc) -> Option<Level> {
         .find(|&level| validate(operator, level).is_empty())
 }
 
-/// Every level of a family, lowest first (opsets up to the newest opconform knows).
+/// Every level of a family a case can be tagged with, lowest first. For OpenVINO that is
+/// `opset1` alone: the page describes the version-1 operation and says nothing about which
+/// later opsets keep it, so opconform assumes none.
 pub fn candidate_levels(family: SpecFamily) -> Vec<Level> {
     match family {
         SpecFamily::Directml => FeatureLevel::ALL.into_iter().map(Level::Dml).collect(),
-        SpecFamily::Openvino => (1..=NEWEST_OPSET).map(Level::Opset).collect(),
+        SpecFamily::Openvino => vec![Level::Opset(NEWEST_OPSET)],
     }
 }
 
-/// The newest OpenVINO opset opconform knows of (OneHot-1 is in all of them).
-pub const NEWEST_OPSET: u32 = 16;
+/// The OpenVINO level opconform tags cases with and a backend claims: `opset1`, the version
+/// OneHot-1's name carries. The seeds say nothing about later opsets (OpenVINO's opset16 has
+/// OneHot-16), so no higher opset is assumed to contain OneHot-1.
+pub const NEWEST_OPSET: u32 = 1;
 
 /// `ONE_HOT` from `ONE_HOT.AVAILABILITY`: the prefix of an operator's rule ids.
 fn rule_prefix(spec: &SpecFile) -> String {
@@ -118,11 +122,14 @@ fn rule_prefix(spec: &SpecFile) -> String {
         .unwrap_or_default()
 }
 
-/// The general `DML_BUFFER_TENSOR_DESC` rules, for every tensor of the descriptor.
+/// The general `DML_BUFFER_TENSOR_DESC` rules, for every tensor of a DirectML descriptor
+/// (OpenVINO tensors are not DirectML buffer tensors: none of these rules applies to them).
 fn check_buffer_tensors(checker: &mut Checker, operator: &OperatorDesc) {
-    let is_dml = operator.kind().family() == SpecFamily::Directml;
+    if operator.kind().family() != SpecFamily::Directml {
+        return;
+    }
     for (name, desc) in operator.named_tensors() {
-        if is_dml {
+        {
             for (i, &size) in desc.sizes.iter().enumerate() {
                 checker.require(
                     size != 0,
@@ -214,8 +221,9 @@ fn check_support_table(
             Some(name),
             "DimensionCount",
             format!(
-                "{} to {} at {level} (table from {})",
-                row.dimension_counts[0], row.dimension_counts[1], table.from
+                "{} at {level} (table from {})",
+                row.range_text(),
+                table.from
             ),
             desc.dimension_count(),
         );
@@ -242,7 +250,7 @@ fn join_names<T: fmt::Display>(items: &[T]) -> String {
         .join(", ")
 }
 
-fn sizes_text(sizes: &[u32]) -> String {
+fn sizes_text<T: fmt::Display>(sizes: &[T]) -> String {
     format!("{{{}}}", join_names(sizes))
 }
 
@@ -478,11 +486,12 @@ fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
         format!("in [{}, {n}]", -(n + 1)),
         desc.axis,
     );
-    let Some(expected) = ov_one_hot_output_sizes(desc) else {
+    let Some(expected) = ov_one_hot_output_shape(desc) else {
         return;
     };
+    let found: Vec<u64> = desc.output.sizes.iter().map(|&s| u64::from(s)).collect();
     checker.require(
-        desc.output.sizes == expected,
+        found == expected,
         "ONEHOT1.OUTPUT_SHAPE",
         Some("output"),
         "shape",
@@ -491,28 +500,72 @@ fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
     );
 }
 
-/// The output shape OneHot-1 produces: the indices' shape with `depth` inserted at `axis`, or
-/// `None` when the axis is out of range or depth is not a positive `u32`.
-pub fn ov_one_hot_output_sizes(desc: &OvOneHotDesc) -> Option<Vec<u32>> {
+/// The output shape OneHot-1 produces, in 64 bits: the indices' shape with `depth` inserted
+/// at `axis`, or `None` when the axis is out of range or depth is not positive (rules of
+/// their own). A depth above `u32::MAX` gives a shape no output can hold, so the shape rule
+/// still reports it.
+pub fn ov_one_hot_output_shape(desc: &OvOneHotDesc) -> Option<Vec<u64>> {
     let n = desc.indices.dimension_count() as i64;
     let axis = if desc.axis < 0 {
         desc.axis + n + 1
     } else {
         desc.axis
     };
-    if !(0..=n).contains(&axis) {
+    if !(0..=n).contains(&axis) || desc.depth_value <= 0 {
         return None;
     }
-    let depth = u32::try_from(desc.depth_value).ok().filter(|&d| d > 0)?;
-    let mut sizes = desc.indices.sizes.clone();
-    sizes.insert(axis as usize, depth);
+    let mut sizes: Vec<u64> = desc.indices.sizes.iter().map(|&s| u64::from(s)).collect();
+    sizes.insert(axis as usize, desc.depth_value as u64);
     Some(sizes)
+}
+
+/// [`ov_one_hot_output_shape`] when every size fits the `u32` sizes of a [`TensorDesc`].
+pub fn ov_one_hot_output_sizes(desc: &OvOneHotDesc) -> Option<Vec<u32>> {
+    ov_one_hot_output_shape(desc)?
+        .into_iter()
+        .map(|s| u32::try_from(s).ok())
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{AxisDirection, DataType};
+
+    fn ov_one_hot(depth_value: i64, output: &[u32], indices: TensorDesc) -> OperatorDesc {
+        OperatorDesc::OvOneHot(OvOneHotDesc {
+            indices,
+            depth: TensorDesc::packed(DataType::Int64, &[]),
+            depth_value,
+            on_value: TensorDesc::packed(DataType::Float32, &[]),
+            off_value: TensorDesc::packed(DataType::Float32, &[]),
+            output: TensorDesc::packed(DataType::Float32, output),
+            axis: -1,
+        })
+    }
+
+    #[test]
+    fn a_depth_beyond_32_bits_still_breaks_the_output_shape() {
+        let indices = TensorDesc::packed(DataType::Int64, &[4]);
+        let desc = ov_one_hot((1 << 32) + 3, &[4, 3], indices.clone());
+        assert_eq!(
+            rules(&validate(&desc, Level::Opset(1))),
+            ["ONEHOT1.OUTPUT_SHAPE"]
+        );
+        assert!(validate(&ov_one_hot(3, &[4, 3], indices), Level::Opset(1)).is_empty());
+    }
+
+    #[test]
+    fn openvino_tensors_have_no_rank_cap_and_no_buffer_rules() {
+        let indices = TensorDesc {
+            total_tensor_size_in_bytes: 1,
+            ..TensorDesc::packed(DataType::Int64, &[1; 12])
+        };
+        let mut output = vec![1u32; 12];
+        output.push(3);
+        assert!(validate(&ov_one_hot(3, &output, indices), Level::Opset(1)).is_empty());
+        assert_eq!(candidate_levels(SpecFamily::Openvino), [Level::Opset(1)]);
+    }
 
     fn one_hot(indices: &[u32], output: &[u32], axis: u32, index_type: DataType) -> OperatorDesc {
         OperatorDesc::OneHot(OneHotDesc {

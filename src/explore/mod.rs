@@ -1,0 +1,338 @@
+//! `opconform explore`: property-based conformance. Random valid descriptors within the
+//! backend's claims ([`draw`]) are finished into cases by the generator (validator level,
+//! oracle outputs, class from [`crate::readings`]), loaded like case files and run with
+//! [`run_case`]; a required case that fails is shrunk ([`shrink`]) to a minimal case with
+//! the same outcome and the same mismatching outputs, written as a format-1 case file.
+//!
+//! Everything is deterministic for a seed: the draws use the generator's seeded [`Rng`] and
+//! never a clock, and shrinking tries candidates in a fixed order, so the same seed on the
+//! same backend finds the same minimal cases (the time budget only decides how many draws
+//! are made).
+
+pub mod draw;
+pub mod shrink;
+
+use crate::case::load::load_text;
+use crate::case::{Case, CaseClass};
+use crate::generate::emit::{self, EmittedCase};
+use crate::generate::values::Rng;
+use crate::runner::{run_case, CaseResult, Outcome};
+use draw::Recipe;
+use opconform_backend::validate::lowest_valid_level;
+use opconform_backend::{Backend, BackendInfo, Level, OperatorKind};
+use sha2::{Digest, Sha256};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The most backend runs a shrink of a timeout makes (each may take the whole case timeout).
+const MAX_TIMEOUT_SHRINK_RUNS: usize = 8;
+
+/// How many attempts one draw gets to find a descriptor valid at the level.
+const DRAW_ATTEMPTS: usize = 32;
+
+/// The most informational findings kept (they are not shrunk).
+pub const MAX_INFORMATIONAL: usize = 20;
+
+/// How long `explore` goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// This many draws.
+    Cases(u64),
+    /// Draws until this much time has passed (checked between draws).
+    Time(Duration),
+}
+
+/// What `explore` draws and how long.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// The seed of the draws.
+    pub seed: u64,
+    /// How many draws, or for how long.
+    pub budget: Budget,
+    /// The level descriptors must be valid at (the backend's claim or `--feature-level`).
+    pub level: Level,
+    /// The operators drawn, in turn.
+    pub operators: Vec<OperatorKind>,
+    /// The most backend runs one shrink may make.
+    pub max_shrink_runs: usize,
+}
+
+/// A failing case found by `explore`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The draw (0-based) that first showed it.
+    pub draw: u64,
+    /// The case's operator.
+    pub operator: OperatorKind,
+    /// The outcome of the minimal case.
+    pub outcome: Outcome,
+    /// Required or informational.
+    pub class: CaseClass,
+    /// The runner's one line on the minimal case.
+    pub detail: String,
+    /// Logical elements of the minimal case's tensors (inputs and outputs).
+    pub elements: usize,
+    /// The minimal case's id (also its file stem).
+    pub id: String,
+    /// The case file text (format 1).
+    pub text: String,
+}
+
+/// What an exploration found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Exploration {
+    /// Cases drawn and run.
+    pub tried: u64,
+    /// Draws for which no descriptor valid at the level was found.
+    pub no_valid_draw: u64,
+    /// Distinct minimal failing required cases (by case text), in the order found.
+    pub findings: Vec<Finding>,
+    /// Distinct failing informational cases (not shrunk; the spec is silent on them).
+    pub informational: Vec<Finding>,
+}
+
+/// A recipe made into a loaded case.
+struct Prepared {
+    case: Case,
+    spec: crate::case::format::CaseSpec,
+}
+
+/// Runs an exploration on `backend`; `progress` is called after each draw.
+pub fn explore(
+    backend: &dyn Backend,
+    options: &Options,
+    progress: &mut dyn FnMut(&Exploration),
+) -> Exploration {
+    let info = backend.info();
+    let mut rng = Rng::new(options.seed);
+    let mut result = Exploration::default();
+    let started = Instant::now();
+    let operators: Vec<OperatorKind> = options
+        .operators
+        .iter()
+        .copied()
+        .filter(|op| draw::OPERATORS.contains(op) && info.operators.contains(op))
+        .collect();
+    if operators.is_empty() {
+        return result;
+    }
+    let mut index = 0u64;
+    loop {
+        let done = match options.budget {
+            Budget::Cases(n) => index >= n,
+            Budget::Time(limit) => started.elapsed() >= limit,
+        };
+        if done || crate::interrupt::requested() {
+            break;
+        }
+        let operator = operators[(index % operators.len() as u64) as usize];
+        let found = (0..DRAW_ATTEMPTS).find_map(|_| {
+            let recipe = draw::draw(&mut rng, operator, options.level)?;
+            let prepared = prepare(&recipe, options)?;
+            Some((recipe, prepared))
+        });
+        match found {
+            None => result.no_valid_draw += 1,
+            Some((recipe, prepared)) => {
+                result.tried += 1;
+                let outcome = run_case(backend, &info, &prepared.case);
+                if outcome.outcome.is_failure() {
+                    record(
+                        backend,
+                        &info,
+                        options,
+                        index,
+                        recipe,
+                        &prepared,
+                        &outcome,
+                        &mut result,
+                    );
+                }
+            }
+        }
+        index += 1;
+        progress(&result);
+    }
+    result
+}
+
+/// Shrinks (required cases) and records a failure unless an equal minimal case is known.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    backend: &dyn Backend,
+    info: &BackendInfo,
+    options: &Options,
+    index: u64,
+    recipe: Recipe,
+    prepared: &Prepared,
+    outcome: &CaseResult,
+    result: &mut Exploration,
+) {
+    if outcome.class == CaseClass::Informational {
+        if result.informational.len() < MAX_INFORMATIONAL {
+            let finding = finding(options, index, &recipe, prepared, outcome);
+            if !result.informational.iter().any(|f| f.id == finding.id) {
+                result.informational.push(finding);
+            }
+        }
+        return;
+    }
+    let wanted = signature(outcome);
+    let (recipe, prepared, outcome) = shrink(backend, info, options, recipe.clone(), &wanted)
+        .unwrap_or_else(|| (recipe, clone_prepared(prepared), outcome.clone()));
+    let finding = finding(options, index, &recipe, &prepared, &outcome);
+    if !result.findings.iter().any(|f| f.id == finding.id) {
+        result.findings.push(finding);
+    }
+}
+
+fn clone_prepared(prepared: &Prepared) -> Prepared {
+    Prepared {
+        case: prepared.case.clone(),
+        spec: prepared.spec.clone(),
+    }
+}
+
+/// What makes two failures the same: the outcome, the class and the outputs that differ.
+fn signature(result: &CaseResult) -> (Outcome, CaseClass, Vec<String>) {
+    let tensors = result
+        .diff
+        .as_deref()
+        .map(|diff| {
+            diff.lines()
+                .filter(|l| !l.starts_with([' ', '-', '+', '@']) && l.ends_with(':'))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    (result.outcome, result.class, tensors)
+}
+
+/// Greedy shrinking: takes the first smaller candidate that fails the same way, until none
+/// does or `max_shrink_runs` runs are spent ([`MAX_TIMEOUT_SHRINK_RUNS`] for a timeout). `None` when no candidate reproduced.
+fn shrink(
+    backend: &dyn Backend,
+    info: &BackendInfo,
+    options: &Options,
+    recipe: Recipe,
+    wanted: &(Outcome, CaseClass, Vec<String>),
+) -> Option<(Recipe, Prepared, CaseResult)> {
+    let mut best: Option<(Recipe, Prepared, CaseResult)> = None;
+    let mut current = recipe;
+    let mut runs = 0usize;
+    let limit = if wanted.0 == Outcome::Timeout {
+        options.max_shrink_runs.min(MAX_TIMEOUT_SHRINK_RUNS)
+    } else {
+        options.max_shrink_runs
+    };
+    'outer: loop {
+        for candidate in shrink::candidates(&current) {
+            if runs >= limit || crate::interrupt::requested() {
+                break 'outer;
+            }
+            let Some(prepared) = prepare(&candidate, options) else {
+                continue;
+            };
+            runs += 1;
+            let outcome = run_case(backend, info, &prepared.case);
+            if signature(&outcome) == *wanted {
+                current = candidate.clone();
+                best = Some((candidate, prepared, outcome));
+                continue 'outer;
+            }
+        }
+        break;
+    }
+    best
+}
+
+/// The generator's label for explored cases.
+fn generator_label(seed: u64) -> String {
+    format!("opconform explore (seed {seed})")
+}
+
+/// Finishes a recipe into a loaded case, or `None` when its descriptor is not valid at or
+/// below the level (or the generator cannot finish it).
+fn prepare(recipe: &Recipe, options: &Options) -> Option<Prepared> {
+    let spec = catch_unwind(AssertUnwindSafe(|| {
+        let draft = recipe.draft("explore", "explored");
+        let lowest = lowest_valid_level(&draft.operator_desc())?;
+        options
+            .level
+            .at_least(lowest)
+            .then(|| draft.finish(&generator_label(options.seed)))
+    }))
+    .ok()??;
+    let text = case_text(&spec, "explored", &[]);
+    let (mut cases, errors) = load_text(Path::new("."), Path::new("explore.yaml"), &text);
+    if !errors.is_empty() || cases.len() != 1 {
+        return None;
+    }
+    Some(Prepared {
+        case: cases.remove(0),
+        spec,
+    })
+}
+
+fn case_text(spec: &crate::case::format::CaseSpec, note: &str, header: &[String]) -> String {
+    emit::file_text(
+        header,
+        &[EmittedCase {
+            note: note.to_string(),
+            spec: spec.clone(),
+        }],
+    )
+}
+
+/// The finding for a (minimal) case: its id is `explore_<operator>_` and the start of the SHA-256 of
+/// its text, so equal cases get equal ids and files.
+fn finding(
+    options: &Options,
+    index: u64,
+    recipe: &Recipe,
+    prepared: &Prepared,
+    outcome: &CaseResult,
+) -> Finding {
+    let note = format!(
+        "Found by opconform explore (seed {}, draw {index}): {} on {} at {}.",
+        options.seed,
+        outcome.outcome.name(),
+        recipe.operator,
+        prepared.spec.level
+    );
+    let digest = Sha256::digest(case_text(&prepared.spec, "explored", &[]).as_bytes());
+    let id = format!(
+        "explore_{}_{}",
+        recipe.operator.slug(),
+        digest[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    let mut spec = prepared.spec.clone();
+    spec.id.clone_from(&id);
+    let header = vec![
+        "A minimal case found by `opconform explore`; rerun it with `opconform run --cases \
+         <this file>` and keep it as a regression case."
+            .to_string(),
+        format!("{}: {}", outcome.outcome.name(), outcome.detail),
+    ];
+    let elements = prepared
+        .case
+        .operator
+        .named_tensors()
+        .iter()
+        .map(|(_, desc)| desc.element_count() as usize)
+        .sum();
+    Finding {
+        draw: index,
+        operator: recipe.operator,
+        outcome: outcome.outcome,
+        class: outcome.class,
+        detail: outcome.detail.clone(),
+        elements,
+        id,
+        text: case_text(&spec, &note, &header),
+    }
+}
