@@ -558,13 +558,28 @@ def timed(fn, iterations: int) -> float:
     return (time.perf_counter() - start) / iterations
 
 
+# A contender whose first call takes longer than this is timed fewer times per run (at least
+# once): far slower than the others, its exact time does not change a ratio's verdict, and the
+# three runs must fit in the benchmark's time budget.
+SLOW_CALL_S = 0.25
+SLOW_BUDGET_S = 1.0
+
+
 def run_row(row: Row, case: Case, threads: int, reps: int, log) -> dict:
-    """Times ours, numpy and ONNX Runtime on `row`, interleaved; checks their results."""
+    """Times ours, numpy and ONNX Runtime on `row`, interleaved; checks their results.
+
+    The first call of each contender (the one checked) is its warm-up. Then `reps` rounds,
+    the order rotating every round; a contender whose first call took over SLOW_CALL_S is
+    timed only in the first max(1, SLOW_BUDGET_S / that) rounds."""
     result = {"threads": threads}
     checks = {}
-    expected = row.numpy()
+    first = {}
+    start = time.perf_counter()
+    for _ in range(row.iterations):
+        expected = row.numpy()
+    first["numpy"] = (time.perf_counter() - start) / row.iterations
     try:
-        case.run(threads, 1)
+        first["ours"] = case.run(threads, row.iterations) / row.iterations
         problem = row.check_ours(outputs_of(case, row), expected)
     except Exception as e:  # noqa: BLE001 - a failure is reported in the table
         problem = f"ours failed: {e}"
@@ -573,7 +588,11 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log) -> dict:
     if row.ort is not None:
         try:
             runner = row.ort(threads)
-            runner()
+            runner()  # the session's own first-run setup, untimed
+            start = time.perf_counter()
+            for _ in range(row.iterations):
+                runner()
+            first["ort"] = (time.perf_counter() - start) / row.iterations
             checks["ort"] = row.check_ort(runner.result(), expected) or "ok"
         except Exception as e:  # noqa: BLE001
             runner = None
@@ -589,15 +608,20 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log) -> dict:
     if runner is not None:
         contenders["ort"] = lambda: timed(runner, row.iterations)
     names = list(contenders)
+    wanted = {
+        name: reps
+        if first.get(name, 0) * row.iterations <= SLOW_CALL_S
+        else max(1, min(reps, int(SLOW_BUDGET_S / (first[name] * row.iterations))))
+        for name in names
+    }
     times = {name: [] for name in names}
     gc.disable()
     try:
-        for name in names:  # warm-up
-            contenders[name]()
         for rep in range(reps):
             order = names[rep % len(names):] + names[: rep % len(names)]
             for name in order:
-                times[name].append(contenders[name]() * 1e3)
+                if len(times[name]) < wanted[name]:
+                    times[name].append(contenders[name]() * 1e3)
     finally:
         gc.enable()
     for name in names:
@@ -835,6 +859,16 @@ def command_report(args) -> int:
             runs.append(json.load(f))
     text = markdown(runs)
     print(text)
+    summary = summarise(runs)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"machine": runs[0]["machine"], "runs": len(runs), "sets": summary}, f, indent=1)
+    mismatched = [
+        f"{set_name}: {r['label']}: {r['checks']}"
+        for set_name, rows in summary.items()
+        for r in rows
+        if any(not v.startswith("unavailable") for v in r["checks"].values())
+    ]
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
             f.write(text)
@@ -848,7 +882,9 @@ def command_report(args) -> int:
         _, tail = rest.split(END, 1)
         with open(args.doc, "w", encoding="utf-8") as f:
             f.write(head + BEGIN + "\n" + text + END + tail)
-    return 0
+    for line in mismatched:
+        print(f"CHECK FAILED: {line}", file=sys.stderr)
+    return 1 if mismatched else 0
 
 
 def main() -> int:
@@ -864,6 +900,7 @@ def main() -> int:
     report.add_argument("runs", nargs="+", help="run JSON files")
     report.add_argument("--markdown", help="write the tables here")
     report.add_argument("--doc", help="replace the generated section of this Markdown file")
+    report.add_argument("--json", help="write the merged summary (medians, ratios) here")
     args = parser.parse_args()
     return command_run(args) if args.command == "run" else command_report(args)
 

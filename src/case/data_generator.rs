@@ -8,6 +8,7 @@ use opconform_backend::DataType;
 use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::mem::MaybeUninit;
 
 /// How to fill a buffer: a seed and a distribution. Element `i` of the buffer is drawn from
 /// the `i`-th output of splitmix64 started at `seed`.
@@ -88,11 +89,15 @@ impl DataGenerator {
                     .ok()
                     .and_then(|n| n.checked_mul(size))
                     .ok_or_else(|| EncodeError(format!("{count} elements do not fit in memory")))?;
-                let start = out.len();
                 out.try_reserve_exact(len)
                     .map_err(|e| EncodeError(format!("{count} elements: {e}")))?;
-                out.resize(start + len, 0);
-                self.fill_fast(kind, data_type, &mut out[start..]);
+                // Written in place by the tasks (no zeroing pass first; each task touches its
+                // own pages).
+                let spare = &mut out.spare_capacity_mut()[..len];
+                self.fill_fast(kind, data_type, spare);
+                // SAFETY: `fill_fast` wrote all `len` bytes after the old length (every
+                // element of every task; `len` is a whole number of elements).
+                unsafe { out.set_len(out.len() + len) };
                 Ok(())
             }
             None => self.fill_each(data_type, count, out),
@@ -166,7 +171,7 @@ impl DataGenerator {
     }
 
     /// Generates `out.len() / size` elements of `data_type` into `out`, in parallel tasks.
-    fn fill_fast(&self, kind: FastKind, data_type: DataType, out: &mut [u8]) {
+    fn fill_fast(&self, kind: FastKind, data_type: DataType, out: &mut [MaybeUninit<u8>]) {
         match data_type {
             DataType::Float64 => fill_typed(self.seed, out, |x| kind.float(x).to_le_bytes()),
             DataType::Float32 => fill_typed(self.seed, out, |x| {
@@ -268,7 +273,8 @@ impl FastKind {
     fn float(self, x: u64) -> f64 {
         match self {
             FastKind::Float { min, max } => {
-                let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+                // x >> 11 < 2^53: exact through i64 (one instruction, unlike from u64).
+                let u = ((x >> 11) as i64) as f64 * (1.0 / (1u64 << 53) as f64);
                 min + (max - min) * u
             }
             FastKind::Int { .. } | FastKind::Sparse { .. } => self.int(x) as i64 as f64,
@@ -334,14 +340,20 @@ impl Modulo {
 
 /// Fills `out` (whole elements of `N` bytes) with `value` of each output of splitmix64 from
 /// `seed`, in parallel tasks of [`TASK_ELEMENTS`].
-fn fill_typed<const N: usize>(seed: u64, out: &mut [u8], value: impl Fn(u64) -> [u8; N] + Sync) {
+fn fill_typed<const N: usize>(
+    seed: u64,
+    out: &mut [MaybeUninit<u8>],
+    value: impl Fn(u64) -> [u8; N] + Sync,
+) {
     out.par_chunks_mut(TASK_ELEMENTS * N)
         .enumerate()
         .for_each(|(task, chunk)| {
             let first = (task * TASK_ELEMENTS) as u64;
             let mut state = seed.wrapping_add(first.wrapping_mul(GOLDEN));
             for element in chunk.chunks_exact_mut(N) {
-                element.copy_from_slice(&value(splitmix64(&mut state)));
+                for (slot, byte) in element.iter_mut().zip(value(splitmix64(&mut state))) {
+                    slot.write(byte);
+                }
             }
         });
 }
