@@ -146,7 +146,11 @@ fn huge_words(words: usize) -> Vec<u64> {
             // SAFETY: the range lies inside the vector's allocation; MADV_HUGEPAGE changes
             // only how its pages are backed.
             unsafe {
-                libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE);
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
             }
         }
     }

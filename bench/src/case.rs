@@ -151,7 +151,11 @@ pub fn buffer(len: usize, fill: u8) -> Vec<u8> {
             // SAFETY: the range lies inside the vector's allocation (page-aligned within it);
             // MADV_HUGEPAGE only changes how its pages are backed, never their contents.
             unsafe {
-                libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE);
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
             }
         }
     }
@@ -198,7 +202,8 @@ impl BenchCase {
             .outputs()
             .into_iter()
             .map(|d| {
-                let len = usize::try_from(d.total_tensor_size_in_bytes).map_err(|e| e.to_string())?;
+                let len =
+                    usize::try_from(d.total_tensor_size_in_bytes).map_err(|e| e.to_string())?;
                 Tensor::from_bytes(d.clone(), buffer(len, 0xAB)).map_err(|e| e.to_string())
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -140,7 +140,13 @@ fn rule_prefix(spec: &SpecFile) -> &str {
 fn named_tensors(operator: &OperatorDesc) -> impl Iterator<Item = (&'static str, &TensorDesc)> {
     let (inputs, outputs) = operator.kind().tensor_names();
     let tensors: [Option<&TensorDesc>; 5] = match operator {
-        OperatorDesc::OneHot(d) => [Some(&d.indices), Some(&d.values), Some(&d.output), None, None],
+        OperatorDesc::OneHot(d) => [
+            Some(&d.indices),
+            Some(&d.values),
+            Some(&d.output),
+            None,
+            None,
+        ],
         OperatorDesc::NonZeroCoordinates(d) => [
             Some(&d.input),
             Some(&d.output_count),

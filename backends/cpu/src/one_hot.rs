@@ -8,8 +8,8 @@
 use crate::element::{Bits, Element, OneHotIndex};
 use crate::parallel::{for_each_chunk_mut, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::{copy_streaming, stream_fence};
-use crate::thresholds::{ONE_HOT_STAGE_BYTES, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest};
+use crate::thresholds::{ONE_HOT_STAGE_BYTES, STREAM_MIN_BYTES};
 use opconform_backend::{BackendError, DataType, Level, OneHotDesc, Tensor};
 
 /// Position value meaning "no OnValue in this sequence".
@@ -187,7 +187,14 @@ fn fill<V: Element>(positions: &[u32], shape: OneHotShape, on: V, off: V, out: &
         let piece = ONE_HOT_STAGE_BYTES / V::SIZE * V::SIZE;
         for (p, dst) in chunk.chunks_mut(piece).enumerate() {
             let staged = &mut stage[..dst.len()];
-            fill_range(positions, shape, on, off, first + p * piece / V::SIZE, staged);
+            fill_range(
+                positions,
+                shape,
+                on,
+                off,
+                first + p * piece / V::SIZE,
+                staged,
+            );
             copy_streaming(dst, staged, true);
         }
         stream_fence();
