@@ -1,137 +1,124 @@
 #!/usr/bin/env bash
-# Benchmarks of opconform's bundled backends (docs/performance.md).
+# The CPU benchmark of docs/performance.md, in one command:
 #
-#   bash tools/bench.sh [--reps N] [--quick] [--no-peers] [--no-vulkan] [--runner]
+#   bash tools/bench.sh [--runs N] [--reps N] [--quick] [--only TEXT] [--no-doc] [--vulkan]
 #
-# 1. builds `opconform-bench` (release) and runs `opconform-bench cpu`: it writes the inputs
-#    as .npy files into a temporary folder, measures the memory bandwidth (large memcpy),
-#    and times the CPU backend through `Backend::execute` on every row;
-# 2. runs tools/bench_peers.py on the same files: numpy and ONNX Runtime single-op sessions;
-# 3. prints the table (medians, ratios ours/numpy, ours/ORT, ours/floor) and writes it to
-#    target/bench/table.md;
-# 4. unless --no-vulkan: one large case per operator on the Vulkan backend against the CPU
-#    backend (lavapipe when there is no GPU), target/bench/vulkan.md;
-# 5. with --runner: the whole conformance suite in release under /usr/bin/time -v (cases per
-#    second, peak memory), target/bench/runner.txt.
+# 1. builds libopconform_bench.so (the `opconform-bench` crate, release);
+# 2. runs tools/bench_peers.py `run` N times (default 3): each run times our CPU backend (through
+#    the library's C ABI), numpy and ONNX Runtime in one Python process, calls interleaved, on
+#    1 thread each side and on all cores, measures the read and write bandwidth for the floor,
+#    and checks that every row's results are equal; target/bench/run-K.json;
+# 3. `report` merges the runs (medians over runs, spread of ours) into target/bench/results.json
+#    and target/bench/table.md, and rewrites the generated part of docs/performance.md
+#    (between its `bench_peers.py report` markers) unless --no-doc or --only;
+# 4. with --vulkan: one large case per operator on the Vulkan backend against the CPU backend
+#    (lavapipe when there is no GPU), target/bench/vulkan.md (not part of the table);
+# 5. with --load: loading speed. A synthetic suite of 50 000 cases (the repository's case files
+#    copied with renamed ids into a temporary folder, deleted after) and 5 000 and 20 000 for
+#    the scaling, each timed through `opconform validate -q` (release), target/bench/load.txt.
 #
-# Environment: PYTHON (default .venv/bin/python, else python3), OPCONFORM_BENCH_DATA (keep the
-# .npy files there instead of a temporary folder), XDG_RUNTIME_DIR (set to a temporary folder
-# when unset, as the Vulkan loader wants one).
+# Exits non-zero when a run fails or when any row's results differ between ours and a peer.
+# Environment: PYTHON (default .venv/bin/python, else python3; needs numpy, onnx, onnxruntime:
+# tools/requirements-adapters.txt).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-reps=7
+runs=3
+reps=5
 quick=()
-peers=1
-vulkan=1
-runner=0
+only=()
+doc=1
+vulkan=0
+load=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --runs) runs="$2"; shift 2 ;;
         --reps) reps="$2"; shift 2 ;;
-        --quick) quick=(--quick); reps=3; shift ;;
-        --no-peers) peers=0; shift ;;
-        --no-vulkan) vulkan=0; shift ;;
-        --runner) runner=1; shift ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        --quick) quick=(--quick); doc=0; shift ;;
+        --only) only=(--only "$2"); doc=0; shift 2 ;;
+        --no-doc) doc=0; shift ;;
+        --vulkan) vulkan=1; shift ;;
+        --load) load=1; shift ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 
+python="${PYTHON:-}"
+if [[ -z "$python" ]]; then
+    if [[ -x "$root/.venv/bin/python" ]]; then python="$root/.venv/bin/python"; else python=python3; fi
+fi
+if ! "$python" -c 'import numpy, onnx, onnxruntime' 2>/dev/null; then
+    echo "bench.sh: $python lacks numpy/onnx/onnxruntime (pip install -r tools/requirements-adapters.txt)" >&2
+    exit 2
+fi
+
 out="$root/target/bench"
 mkdir -p "$out"
+rm -f "$out"/run-*.json
 
-# --- Build -----------------------------------------------------------------------------------
-if cargo metadata --no-deps --format-version 1 2>/dev/null | grep -q '"name":"opconform-bench"'; then
-    cargo build --release --quiet -p opconform-bench
-    bench="$root/target/release/opconform-bench"
-else
-    # Not (yet) a workspace member: build it from a throwaway workspace that points at
-    # bench/src and the backends by absolute path.
-    ws="$root/target/bench-standalone"
-    mkdir -p "$ws"
-    {
-        printf '[workspace]\n\n[workspace.package]\n'
-        sed -n '/^\[workspace.package\]/,/^$/p' Cargo.toml | tail -n +2
-        sed -e "s#path = \"\\.\\./#path = \"$root/#" bench/Cargo.toml
-        printf '\n[[bin]]\nname = "opconform-bench"\npath = "%s/bench/src/main.rs"\n' "$root"
-    } > "$ws/Cargo.toml.new"
-    if ! cmp -s "$ws/Cargo.toml.new" "$ws/Cargo.toml"; then
-        mv "$ws/Cargo.toml.new" "$ws/Cargo.toml"
-        cp Cargo.lock "$ws/Cargo.lock"
-    else
-        rm "$ws/Cargo.toml.new"
-    fi
-    (cd "$ws" && cargo build --release --quiet)
-    bench="$ws/target/release/opconform-bench"
-fi
+echo "== building libopconform_bench.so (release)" >&2
+cargo build --release --quiet -p opconform-bench
+lib="$root/target/release/libopconform_bench.so"
 
-# --- CPU backend, numpy, ONNX Runtime -------------------------------------------------------
-if [[ -n "${OPCONFORM_BENCH_DATA:-}" ]]; then
-    data="$OPCONFORM_BENCH_DATA"
-    mkdir -p "$data"
-else
-    data="$(mktemp -d "${TMPDIR:-/tmp}/opconform-bench.XXXXXX")"
-    trap 'rm -rf "$data"' EXIT
-fi
+started=$(date +%s)
+files=()
+for ((k = 1; k <= runs; k++)); do
+    echo "== run $k of $runs" >&2
+    "$python" tools/bench_peers.py run --lib "$lib" --out "$out/run-$k.json" \
+        --reps "$reps" "${quick[@]}" "${only[@]}"
+    files+=("$out/run-$k.json")
+done
+echo "== $runs run(s) in $(( $(date +%s) - started )) s" >&2
 
-echo "== CPU backend (inputs in $data)" >&2
-"$bench" cpu --data "$data" --out "$out/ours.json" --reps "$reps" "${quick[@]}"
+doc_args=()
+[[ $doc == 1 ]] && doc_args=(--doc docs/performance.md)
+status=0
+"$python" tools/bench_peers.py report "${files[@]}" --json "$out/results.json" \
+    --markdown "$out/table.md" "${doc_args[@]}" || status=$?
 
-peers_args=()
-if [[ $peers == 1 ]]; then
-    python="${PYTHON:-}"
-    if [[ -z "$python" ]]; then
-        if [[ -x "$root/.venv/bin/python" ]]; then python="$root/.venv/bin/python"; else python=python3; fi
-    fi
-    if "$python" -c 'import numpy, onnx, onnxruntime' 2>/dev/null; then
-        echo "== numpy and ONNX Runtime ($python)" >&2
-        "$python" tools/bench_peers.py --ours "$out/ours.json" --data "$data" \
-            --out "$out/peers.json" --reps "$reps"
-        peers_args=(--peers "$out/peers.json")
-    else
-        echo "== peers skipped: $python lacks numpy/onnx/onnxruntime" \
-            "(pip install -r tools/requirements-adapters.txt)" >&2
-    fi
-fi
-# The inputs are no longer needed: free the space before the Vulkan run.
-[[ -z "${OPCONFORM_BENCH_DATA:-}" ]] && rm -rf "$data"
-
-echo
-echo "== CPU backend against numpy, ONNX Runtime and the bandwidth floor"
-"$bench" report --ours "$out/ours.json" "${peers_args[@]}" --markdown "$out/table.md"
-
-# --- Vulkan ---------------------------------------------------------------------------------
 if [[ $vulkan == 1 ]]; then
     if [[ -z "${XDG_RUNTIME_DIR:-}" ]]; then
         export XDG_RUNTIME_DIR="$(mktemp -d "${TMPDIR:-/tmp}/xdg.XXXXXX")"
     fi
-    echo
-    echo "== Vulkan backend against the CPU backend"
-    if ! "$bench" vulkan --reps "$(( reps < 3 ? reps : 3 ))" "${quick[@]}" \
-        --out "$out/vulkan.json" --markdown "$out/vulkan.md"; then
-        echo "(Vulkan benchmark skipped: no usable Vulkan device)"
-    fi
+    echo "== Vulkan backend against the CPU backend" >&2
+    cargo build --release --quiet -p opconform-bench
+    "$root/target/release/opconform-bench" vulkan --reps 3 "${quick[@]}" \
+        --out "$out/vulkan.json" --markdown "$out/vulkan.md" \
+        || echo "(Vulkan benchmark skipped: no usable Vulkan device)" >&2
 fi
 
-# --- Runner throughput ----------------------------------------------------------------------
-if [[ $runner == 1 ]]; then
-    echo
-    echo "== Conformance suite in release (runner throughput)"
-    cargo build --release --quiet
-    report_dir="$(mktemp -d "${TMPDIR:-/tmp}/opconform-runner.XXXXXX")"
-    start=$(date +%s.%N)
-    /usr/bin/time -v ./target/release/opconform run --report-dir "$report_dir" \
-        > "$out/runner-stdout.txt" 2> "$out/runner.txt" || true
-    end=$(date +%s.%N)
-    cases=$(grep -c . "$report_dir/results.jsonl" 2>/dev/null || echo 0)
-    wall=$(echo "$end - $start" | bc)
-    peak=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out/runner.txt")
-    printf 'cases %s, wall %.2f s, %.0f cases/s, peak RSS %.0f MiB\n' \
-        "$cases" "$wall" "$(echo "$cases / $wall" | bc -l)" "$(echo "${peak:-0} / 1024" | bc -l)"
-    rm -rf "$report_dir"
+if [[ $load == 1 ]]; then
+    echo "== loading speed (synthetic suites, opconform validate -q)" >&2
+    cargo build --release --quiet --bin opconform
+    suites="$(mktemp -d "${TMPDIR:-/tmp}/opconform-load.XXXXXX")"
+    : > "$out/load.txt"
+    for count in 5000 20000 50000; do
+        "$python" - "$suites/$count" "$count" <<'PY'
+import glob, os, re, sys
+folder, target = sys.argv[1], int(sys.argv[2])
+os.makedirs(folder)
+files = [(p, open(p, encoding="utf-8").read()) for p in sorted(glob.glob("cases/**/*.yaml", recursive=True))]
+files = [(p, t) for p, t in files if re.search(r"^  - id: ", t, re.M)]
+made = copy = 0
+while made < target:
+    for path, text in files:
+        renamed = re.sub(r"^  - id: (\S+)", lambda m: f"  - id: {m.group(1)}_copy{copy}", text, flags=re.M)
+        with open(os.path.join(folder, f"{copy:05d}_{os.path.basename(path)}"), "w", encoding="utf-8") as f:
+            f.write(renamed)
+        made += len(re.findall(r"^  - id: ", text, re.M))
+        copy += 1
+        if made >= target:
+            break
+PY
+        /usr/bin/time -f "%e s wall, %U s user, %M KiB peak" -o "$suites/time" \
+            "$root/target/release/opconform" validate -q "$suites/$count" > "$suites/stdout" || true
+        echo "$(tail -1 "$suites/stdout"): $(cat "$suites/time")" | tee -a "$out/load.txt"
+    done
+    rm -rf "$suites"
 fi
 
-echo
-echo "results: $out (ours.json, peers.json, table.md, vulkan.md)"
+echo "results: $out (run-*.json, results.json, table.md)" >&2
+exit "$status"

@@ -1,5 +1,7 @@
-//! Repeated timing with medians, and the memory bandwidth the floor is computed from.
+//! Repeated timing with medians, and the memory bandwidth the Vulkan table's transfer estimate
+//! is computed from.
 
+use opconform_backend::{Backend, Level, OperatorDesc, Tensor};
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::time::Instant;
@@ -16,6 +18,33 @@ pub fn time_ms(warmup: usize, reps: usize, mut f: impl FnMut()) -> Vec<f64> {
             start.elapsed().as_secs_f64() * 1e3
         })
         .collect()
+}
+
+/// Times `op` on `inputs` with outputs allocated (poisoned) once and reused: the time of
+/// `Backend::execute` alone, as the harness calls it. Returns the times and the outputs of
+/// the last run.
+pub fn time_execute(
+    backend: &dyn Backend,
+    op: &OperatorDesc,
+    inputs: &[Tensor],
+    level: Level,
+    reps: usize,
+) -> Result<(Vec<f64>, Vec<Tensor>), String> {
+    let mut outputs: Vec<Tensor> = op
+        .outputs()
+        .into_iter()
+        .map(|d| Tensor::filled(d.clone(), 0xAB).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let mut failure = None;
+    let times = time_ms(1, reps, || {
+        if let Err(e) = backend.execute(op, inputs, &mut outputs, level) {
+            failure.get_or_insert(e.to_string());
+        }
+    });
+    match failure {
+        Some(e) => Err(format!("{}: {e}", op.kind())),
+        None => Ok((times, outputs)),
+    }
 }
 
 /// The median of `values` (the mean of the middle two for an even count; NaN when empty).

@@ -8,11 +8,10 @@
 //! measured in the same run, *rest* (allocation, descriptor sets, dispatch, wait) is the total
 //! minus that. Cases are sized to fit lavapipe's 128 MiB `maxStorageBufferRange`.
 
-use crate::cpu::time_execute;
-use crate::data::{indices_i32, sparse_f32, uniform_f32};
-use crate::ops;
-use crate::timing::{measure_bandwidth, median};
 use opconform_backend::{Backend, DataType, Level, OperatorDesc, Tensor, TensorDesc};
+use opconform_bench::data::{indices_i32, sparse_f32, uniform_f32};
+use opconform_bench::ops;
+use opconform_bench::timing::{measure_bandwidth, median, time_execute};
 use opconform_cpu::CpuBackend;
 use opconform_vulkan::VulkanBackend;
 use serde_json::{json, Value};

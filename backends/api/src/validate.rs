@@ -52,26 +52,40 @@ impl Checker {
         }
     }
 
-    /// Records a violation of `rule` unless `holds`.
-    fn require(
+    /// Records a violation of `rule` (called only when a rule does not hold).
+    fn push(
         &mut self,
-        holds: bool,
-        rule: &str,
+        rule: String,
         tensor: Option<&str>,
-        field: impl Into<String>,
-        expected: impl fmt::Display,
-        found: impl fmt::Display,
+        field: String,
+        expected: String,
+        found: String,
     ) {
-        if !holds {
-            self.violations.push(Violation {
-                rule: rule.to_string(),
-                tensor: tensor.map(str::to_string),
-                field: field.into(),
-                expected: expected.to_string(),
-                found: found.to_string(),
-            });
-        }
+        self.violations.push(Violation {
+            rule,
+            tensor: tensor.map(str::to_string),
+            field,
+            expected,
+            found,
+        });
     }
+}
+
+/// Records a violation of `rule` unless `holds`. The rule, field, expected and found
+/// expressions are evaluated only when the rule is broken: a valid descriptor is checked
+/// without formatting a string or allocating (tests/validate_allocations.rs).
+macro_rules! require {
+    ($checker:expr, $holds:expr, $rule:expr, $tensor:expr, $field:expr, $expected:expr, $found:expr $(,)?) => {
+        if !$holds {
+            $checker.push(
+                ($rule).to_string(),
+                $tensor,
+                ($field).to_string(),
+                ($expected).to_string(),
+                ($found).to_string(),
+            );
+        }
+    };
 }
 
 /// Every rule `operator` violates at `level`, in rule order; empty when it is valid there.
@@ -80,7 +94,7 @@ pub fn validate(operator: &OperatorDesc, level: Level) -> Vec<Violation> {
     let spec = spec::for_operator(operator.kind());
     let prefix = rule_prefix(spec);
     check_buffer_tensors(&mut checker, operator);
-    check_support_table(&mut checker, operator, spec, &prefix, level);
+    check_support_table(&mut checker, operator, spec, prefix, level);
     match operator {
         OperatorDesc::OneHot(desc) => check_one_hot(&mut checker, desc),
         OperatorDesc::NonZeroCoordinates(desc) => check_nonzero_coordinates(&mut checker, desc),
@@ -114,12 +128,46 @@ pub fn candidate_levels(family: SpecFamily) -> Vec<Level> {
 pub const NEWEST_OPSET: u32 = 1;
 
 /// `ONE_HOT` from `ONE_HOT.AVAILABILITY`: the prefix of an operator's rule ids.
-fn rule_prefix(spec: &SpecFile) -> String {
+fn rule_prefix(spec: &SpecFile) -> &str {
     spec.rules
         .first()
         .and_then(|r| r.id.split_once('.'))
-        .map(|(prefix, _)| prefix.to_string())
-        .unwrap_or_default()
+        .map_or("", |(prefix, _)| prefix)
+}
+
+/// Every tensor of `operator` with its spec name, inputs then outputs, as
+/// [`OperatorDesc::named_tensors`] gives them but without allocating.
+fn named_tensors(operator: &OperatorDesc) -> impl Iterator<Item = (&'static str, &TensorDesc)> {
+    let (inputs, outputs) = operator.kind().tensor_names();
+    let tensors: [Option<&TensorDesc>; 5] = match operator {
+        OperatorDesc::OneHot(d) => [
+            Some(&d.indices),
+            Some(&d.values),
+            Some(&d.output),
+            None,
+            None,
+        ],
+        OperatorDesc::NonZeroCoordinates(d) => [
+            Some(&d.input),
+            Some(&d.output_count),
+            Some(&d.output_coordinates),
+            None,
+            None,
+        ],
+        OperatorDesc::ArgMax(d) => [Some(&d.input), Some(&d.output), None, None, None],
+        OperatorDesc::OvOneHot(d) => [
+            Some(&d.indices),
+            Some(&d.depth),
+            Some(&d.on_value),
+            Some(&d.off_value),
+            Some(&d.output),
+        ],
+    };
+    inputs
+        .iter()
+        .chain(outputs)
+        .copied()
+        .zip(tensors.into_iter().flatten())
 }
 
 /// The general `DML_BUFFER_TENSOR_DESC` rules, for every tensor of a DirectML descriptor
@@ -128,10 +176,11 @@ fn check_buffer_tensors(checker: &mut Checker, operator: &OperatorDesc) {
     if operator.kind().family() != SpecFamily::Directml {
         return;
     }
-    for (name, desc) in operator.named_tensors() {
+    for (name, desc) in named_tensors(operator) {
         {
             for (i, &size) in desc.sizes.iter().enumerate() {
-                checker.require(
+                require!(
+                    checker,
                     size != 0,
                     "TENSOR.SIZES_NONZERO",
                     Some(name),
@@ -141,7 +190,8 @@ fn check_buffer_tensors(checker: &mut Checker, operator: &OperatorDesc) {
                 );
             }
             let count = desc.element_count();
-            checker.require(
+            require!(
+                checker,
                 count <= u64::from(u32::MAX),
                 "TENSOR.ELEMENT_COUNT_32BIT",
                 Some(name),
@@ -157,7 +207,8 @@ fn check_buffer_tensors(checker: &mut Checker, operator: &OperatorDesc) {
 /// `TENSOR.STRIDES_COUNT` and `TENSOR.TOTAL_SIZE` for one tensor.
 fn check_buffer_size(checker: &mut Checker, name: &str, desc: &TensorDesc) {
     if let Some(strides) = &desc.strides {
-        checker.require(
+        require!(
+            checker,
             strides.len() == desc.sizes.len(),
             "TENSOR.STRIDES_COUNT",
             Some(name),
@@ -170,7 +221,8 @@ fn check_buffer_size(checker: &mut Checker, name: &str, desc: &TensorDesc) {
         }
     }
     match desc.min_size_in_bytes() {
-        Some(min) => checker.require(
+        Some(min) => require!(
+            checker,
             desc.total_tensor_size_in_bytes >= min,
             "TENSOR.TOTAL_SIZE",
             Some(name),
@@ -178,7 +230,8 @@ fn check_buffer_size(checker: &mut Checker, name: &str, desc: &TensorDesc) {
             format!("at least {min}"),
             desc.total_tensor_size_in_bytes,
         ),
-        None => checker.require(
+        None => require!(
+            checker,
             false,
             "TENSOR.TOTAL_SIZE",
             Some(name),
@@ -201,9 +254,10 @@ fn check_support_table(
         let introduced = spec
             .introduced
             .map_or_else(|| "?".to_string(), |l| l.to_string());
-        checker.require(
+        require!(
+            checker,
             false,
-            &format!("{prefix}.AVAILABILITY"),
+            format!("{prefix}.AVAILABILITY"),
             None,
             "level",
             format!("{} level {introduced} or above", spec.family),
@@ -211,13 +265,14 @@ fn check_support_table(
         );
         return;
     };
-    for (name, desc) in operator.named_tensors() {
+    for (name, desc) in named_tensors(operator) {
         let Some(row) = table.tensors.get(name) else {
             continue;
         };
-        checker.require(
+        require!(
+            checker,
             row.allows_dimension_count(desc.dimension_count()),
-            &format!("{prefix}.SUPPORT_DIMENSION_COUNT"),
+            format!("{prefix}.SUPPORT_DIMENSION_COUNT"),
             Some(name),
             "DimensionCount",
             format!(
@@ -227,9 +282,10 @@ fn check_support_table(
             ),
             desc.dimension_count(),
         );
-        checker.require(
+        require!(
+            checker,
             row.data_types.contains(&desc.data_type),
-            &format!("{prefix}.SUPPORT_DATA_TYPE"),
+            format!("{prefix}.SUPPORT_DATA_TYPE"),
             Some(name),
             "DataType",
             format!(
@@ -260,7 +316,8 @@ fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
         ("ValuesTensor", &desc.values),
         ("OutputTensor", &desc.output),
     ] {
-        checker.require(
+        require!(
+            checker,
             tensor.dimension_count() == rank,
             "ONE_HOT.DIMENSION_COUNT_EQUAL",
             Some(name),
@@ -269,7 +326,8 @@ fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
             tensor.dimension_count(),
         );
     }
-    checker.require(
+    require!(
+        checker,
         desc.output.data_type == desc.values.data_type,
         "ONE_HOT.OUTPUT_VALUES_SAME_TYPE",
         Some("OutputTensor"),
@@ -277,7 +335,8 @@ fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
         format!("{} (the ValuesTensor's)", desc.values.data_type),
         desc.output.data_type,
     );
-    checker.require(
+    require!(
+        checker,
         desc.values.element_count() >= 2,
         "ONE_HOT.VALUES_ELEMENT_COUNT",
         Some("ValuesTensor"),
@@ -286,7 +345,8 @@ fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
         format!("{} element(s)", desc.values.element_count()),
     );
     let axis = desc.axis as usize;
-    checker.require(
+    require!(
+        checker,
         axis < rank,
         "ONE_HOT.AXIS_RANGE",
         None,
@@ -298,7 +358,8 @@ fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
         return;
     }
     for i in (0..rank).filter(|&i| i != axis) {
-        checker.require(
+        require!(
+            checker,
             desc.indices.sizes[i] == desc.output.sizes[i],
             "ONE_HOT.INDICES_SIZES",
             Some("IndicesTensor"),
@@ -307,7 +368,8 @@ fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
             desc.indices.sizes[i],
         );
     }
-    checker.require(
+    require!(
+        checker,
         desc.indices.sizes[axis] == 1,
         "ONE_HOT.INDICES_AXIS_SIZE",
         Some("IndicesTensor"),
@@ -315,7 +377,8 @@ fn check_one_hot(checker: &mut Checker, desc: &OneHotDesc) {
         "1 (the Axis dimension)",
         desc.indices.sizes[axis],
     );
-    checker.require(
+    require!(
+        checker,
         desc.output.sizes[axis] > 0,
         "ONE_HOT.OUTPUT_AXIS_SIZE",
         Some("OutputTensor"),
@@ -332,7 +395,8 @@ pub fn effective_rank(sizes: &[u32]) -> usize {
 
 fn check_nonzero_coordinates(checker: &mut Checker, desc: &NonZeroCoordinatesDesc) {
     let count = &desc.output_count;
-    checker.require(
+    require!(
+        checker,
         count.sizes.iter().all(|&s| s == 1),
         "NONZERO_COORDINATES.COUNT_SCALAR",
         Some("OutputCountTensor"),
@@ -340,7 +404,8 @@ fn check_nonzero_coordinates(checker: &mut Checker, desc: &NonZeroCoordinatesDes
         "all sizes 1",
         sizes_text(&count.sizes),
     );
-    checker.require(
+    require!(
+        checker,
         count.data_type == crate::DataType::Uint32,
         "NONZERO_COORDINATES.COUNT_TYPE",
         Some("OutputCountTensor"),
@@ -351,7 +416,8 @@ fn check_nonzero_coordinates(checker: &mut Checker, desc: &NonZeroCoordinatesDes
     let coords = &desc.output_coordinates;
     let rank = coords.dimension_count();
     let leading_ones = rank >= 2 && coords.sizes[..rank - 2].iter().all(|&s| s == 1);
-    checker.require(
+    require!(
+        checker,
         leading_ones,
         "NONZERO_COORDINATES.COORDINATES_SHAPE",
         Some("OutputCoordinatesTensor"),
@@ -364,7 +430,8 @@ fn check_nonzero_coordinates(checker: &mut Checker, desc: &NonZeroCoordinatesDes
     }
     let m = u64::from(coords.sizes[rank - 2]);
     let n = coords.sizes[rank - 1] as usize;
-    checker.require(
+    require!(
+        checker,
         m == desc.input.element_count(),
         "NONZERO_COORDINATES.COORDINATES_M",
         Some("OutputCoordinatesTensor"),
@@ -377,7 +444,8 @@ fn check_nonzero_coordinates(checker: &mut Checker, desc: &NonZeroCoordinatesDes
     );
     let low = effective_rank(&desc.input.sizes);
     let high = desc.input.dimension_count();
-    checker.require(
+    require!(
+        checker,
         (low..=high).contains(&n),
         "NONZERO_COORDINATES.COORDINATES_N",
         Some("OutputCoordinatesTensor"),
@@ -389,7 +457,8 @@ fn check_nonzero_coordinates(checker: &mut Checker, desc: &NonZeroCoordinatesDes
 
 fn check_argmax(checker: &mut Checker, desc: &ArgMaxDesc) {
     let rank = desc.input.dimension_count();
-    checker.require(
+    require!(
+        checker,
         desc.output.dimension_count() == rank,
         "ARGMAX.DIMENSION_COUNT_EQUAL",
         Some("OutputTensor"),
@@ -397,7 +466,8 @@ fn check_argmax(checker: &mut Checker, desc: &ArgMaxDesc) {
         format!("{rank} (the InputTensor's)"),
         desc.output.dimension_count(),
     );
-    checker.require(
+    require!(
+        checker,
         !desc.axes.is_empty(),
         "ARGMAX.AXIS_COUNT",
         None,
@@ -406,7 +476,8 @@ fn check_argmax(checker: &mut Checker, desc: &ArgMaxDesc) {
         0,
     );
     for (i, &axis) in desc.axes.iter().enumerate() {
-        checker.require(
+        require!(
+            checker,
             (axis as usize) < rank,
             "ARGMAX.AXES_RANGE",
             None,
@@ -414,7 +485,8 @@ fn check_argmax(checker: &mut Checker, desc: &ArgMaxDesc) {
             format!("in [0, {}]", rank as i64 - 1),
             axis,
         );
-        checker.require(
+        require!(
+            checker,
             !desc.axes[..i].contains(&axis),
             "ARGMAX.AXES_DISTINCT",
             None,
@@ -429,7 +501,8 @@ fn check_argmax(checker: &mut Checker, desc: &ArgMaxDesc) {
     for i in 0..rank {
         let reduced = desc.axes.contains(&(i as u32));
         let expected = if reduced { 1 } else { desc.input.sizes[i] };
-        checker.require(
+        require!(
+            checker,
             desc.output.sizes[i] == expected,
             "ARGMAX.OUTPUT_SIZES",
             Some("OutputTensor"),
@@ -445,7 +518,8 @@ fn check_argmax(checker: &mut Checker, desc: &ArgMaxDesc) {
 }
 
 fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
-    checker.require(
+    require!(
+        checker,
         desc.depth.data_type == desc.indices.data_type,
         "ONEHOT1.T1_SAME_TYPE",
         Some("depth"),
@@ -453,7 +527,8 @@ fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
         format!("{} (T1, the indices' type)", desc.indices.data_type),
         desc.depth.data_type,
     );
-    checker.require(
+    require!(
+        checker,
         desc.depth_value > 0,
         "ONEHOT1.DEPTH_POSITIVE",
         Some("depth"),
@@ -461,7 +536,8 @@ fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
         "a positive number",
         desc.depth_value,
     );
-    checker.require(
+    require!(
+        checker,
         desc.off_value.data_type == desc.on_value.data_type,
         "ONEHOT1.VALUES_SAME_TYPE",
         Some("off_value"),
@@ -469,7 +545,8 @@ fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
         format!("{} (on_value's)", desc.on_value.data_type),
         desc.off_value.data_type,
     );
-    checker.require(
+    require!(
+        checker,
         desc.output.data_type == desc.on_value.data_type,
         "ONEHOT1.VALUES_SAME_TYPE",
         Some("output"),
@@ -478,7 +555,8 @@ fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
         desc.output.data_type,
     );
     let n = desc.indices.dimension_count() as i64;
-    checker.require(
+    require!(
+        checker,
         (-(n + 1)..=n).contains(&desc.axis),
         "ONEHOT1.AXIS_RANGE",
         None,
@@ -486,18 +564,41 @@ fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
         format!("in [{}, {n}]", -(n + 1)),
         desc.axis,
     );
-    let Some(expected) = ov_one_hot_output_shape(desc) else {
+    let Some(matches) = ov_one_hot_output_matches(desc) else {
         return;
     };
-    let found: Vec<u64> = desc.output.sizes.iter().map(|&s| u64::from(s)).collect();
-    checker.require(
-        found == expected,
+    require!(
+        checker,
+        matches,
         "ONEHOT1.OUTPUT_SHAPE",
         Some("output"),
         "shape",
-        sizes_text(&expected),
+        sizes_text(&ov_one_hot_output_shape(desc).unwrap_or_default()),
         sizes_text(&desc.output.sizes),
     );
+}
+
+/// Whether the output's shape is the one OneHot-1 produces ([`ov_one_hot_output_shape`],
+/// compared without allocating), or `None` when there is no such shape.
+fn ov_one_hot_output_matches(desc: &OvOneHotDesc) -> Option<bool> {
+    let n = desc.indices.dimension_count() as i64;
+    let axis = if desc.axis < 0 {
+        desc.axis + n + 1
+    } else {
+        desc.axis
+    };
+    if !(0..=n).contains(&axis) || desc.depth_value <= 0 {
+        return None;
+    }
+    let axis = axis as usize;
+    let found = &desc.output.sizes;
+    let indices = &desc.indices.sizes;
+    Some(
+        found.len() == indices.len() + 1
+            && found[..axis] == indices[..axis]
+            && u64::from(found[axis]) == desc.depth_value as u64
+            && found[axis + 1..] == indices[axis..],
+    )
 }
 
 /// The output shape OneHot-1 produces, in 64 bits: the indices' shape with `depth` inserted

@@ -84,7 +84,7 @@ impl<const N: usize> Element for Bits<N> {
 /// -0.0 equal to +0.0. Integers are ordered as integers, never through floating point.
 pub(crate) trait OrderKey: Element {
     /// The key compared in place of the element.
-    type Key: Ord + Copy + Send + Sync;
+    type Key: Ord + Copy + Send + Sync + Default + std::fmt::Debug;
 
     /// The smallest key any element can have.
     const MIN_KEY: Self::Key;

@@ -28,6 +28,7 @@ mod simd;
 mod strided;
 #[cfg(test)]
 mod test_tensors;
+pub mod thresholds;
 
 use opconform_backend::validate::NEWEST_OPSET;
 use opconform_backend::{
@@ -37,6 +38,12 @@ use opconform_backend::{
 pub use simd::BASELINE_ENV;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use strided::internal;
+
+/// True when the CPU backend runs its explicit AVX2 kernels on this machine (x86-64 with AVX2,
+/// and [`BASELINE_ENV`] not set); false when it runs the portable ones.
+pub fn uses_avx2() -> bool {
+    simd::Isa::detect() == simd::Isa::Avx2
+}
 
 /// The reference CPU backend: exact results for every claimed operator, level and data type.
 #[derive(Debug, Clone, Copy, Default)]

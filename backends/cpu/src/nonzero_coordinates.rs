@@ -76,7 +76,7 @@ pub(crate) fn run(
 
 /// Input bytes per block of the single-pass kernel: small enough that the block's masks (or,
 /// for a strided input, its elements) are still in the core's cache when its rows are written.
-const BLOCK_BYTES: usize = 64 << 10;
+use crate::thresholds::NONZERO_BLOCK_BYTES as BLOCK_BYTES;
 
 /// Elements whose nonzero flags form one bit mask.
 const GROUP: usize = MASK_GROUP;
@@ -452,11 +452,11 @@ fn nonzero_mask<T: Zero>(group: &[u8]) -> u64 {
 }
 
 /// Bytes of rows gathered before they are copied out.
-const STAGE_BYTES: usize = 8192;
+use crate::thresholds::NONZERO_STAGE_BYTES as STAGE_BYTES;
 
 /// Groups with at least this many nonzero elements compute their coordinates without a branch
 /// per bit ([`compress`]).
-const DENSE_GROUP: usize = 8;
+use crate::thresholds::NONZERO_DENSE_GROUP as DENSE_GROUP;
 
 /// Rows gathered in a small buffer (in L1) and copied to their place in large pieces, with
 /// non-temporal stores when `stream`.

@@ -7,7 +7,9 @@
 
 use crate::element::{Bits, Element, OneHotIndex};
 use crate::parallel::{for_each_chunk_mut, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::simd::{copy_streaming, stream_fence};
 use crate::strided::{internal, write_packed, Layout, Nest};
+use crate::thresholds::{ONE_HOT_STAGE_BYTES, STREAM_MIN_BYTES};
 use opconform_backend::{BackendError, DataType, Level, OneHotDesc, Tensor};
 
 /// Position value meaning "no OnValue in this sequence".
@@ -165,17 +167,37 @@ pub(crate) fn fill_bytes(
 }
 
 /// The packed one-hot fill for one element size: the output is cut into tasks of
-/// [`TASK_ELEMENTS`] elements, run in parallel when the output is large.
-///
-/// (Non-temporal stores, as NonZeroCoordinates uses, were measured too: no faster here, where
-/// the write is a plain stream of full cache lines.)
+/// [`TASK_ELEMENTS`] elements, run in parallel when the output is large. An output of at least
+/// [`STREAM_MIN_BYTES`] is written [`ONE_HOT_STAGE_BYTES`] at a time into a buffer that stays
+/// in the L1 cache, then copied out with non-temporal stores ([`copy_streaming`]): the output
+/// is far larger than the caches, and plain stores would read every line before writing it.
 fn fill<V: Element>(positions: &[u32], shape: OneHotShape, on: V, off: V, out: &mut [u8]) {
     if out.is_empty() {
         return;
     }
     let parallel = out.len() / V::SIZE >= PARALLEL_MIN_ELEMENTS;
+    let stream = out.len() >= STREAM_MIN_BYTES;
     for_each_chunk_mut(out, TASK_ELEMENTS * V::SIZE, parallel, |c, chunk| {
-        fill_range(positions, shape, on, off, c * TASK_ELEMENTS, chunk);
+        let first = c * TASK_ELEMENTS;
+        if !stream {
+            fill_range(positions, shape, on, off, first, chunk);
+            return;
+        }
+        let mut stage = [0u8; ONE_HOT_STAGE_BYTES];
+        let piece = ONE_HOT_STAGE_BYTES / V::SIZE * V::SIZE;
+        for (p, dst) in chunk.chunks_mut(piece).enumerate() {
+            let staged = &mut stage[..dst.len()];
+            fill_range(
+                positions,
+                shape,
+                on,
+                off,
+                first + p * piece / V::SIZE,
+                staged,
+            );
+            copy_streaming(dst, staged, true);
+        }
+        stream_fence();
     });
 }
 

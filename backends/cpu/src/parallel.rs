@@ -2,11 +2,7 @@
 
 use rayon::prelude::*;
 
-/// Work below this many elements runs on the calling thread.
-pub(crate) const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
-
-/// Roughly how many elements one parallel task handles.
-pub(crate) const TASK_ELEMENTS: usize = 1 << 15;
+pub(crate) use crate::thresholds::{PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 
 /// Number of threads kernels may use.
 pub(crate) fn threads() -> usize {

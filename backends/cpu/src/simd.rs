@@ -31,9 +31,43 @@ pub(crate) fn has_avx2() -> bool {
     }
 }
 
+/// The instruction set a kernel runs with, chosen once per call ([`Isa::detect`]) and passed
+/// down, so that tests can run every kernel both ways on the same input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// Plain Rust, for any CPU (the compiler vectorises what it can: SSE2 on x86-64, NEON on
+    /// aarch64).
+    Portable,
+    /// Explicit AVX2 kernels (x86-64 only).
+    Avx2,
+}
+
+impl Isa {
+    /// AVX2 when the CPU has it and [`BASELINE_ENV`] is not set, else portable.
+    #[inline]
+    pub(crate) fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            return Isa::Avx2;
+        }
+        Isa::Portable
+    }
+
+    /// Every instruction set this CPU can run (for tests).
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Isa> {
+        let mut all = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            all.push(Isa::Avx2);
+        }
+        all
+    }
+}
+
 /// Outputs at least this large are written with non-temporal stores ([`copy_streaming`]):
 /// they do not fit the caches, so caching their lines only costs reads.
-pub(crate) const STREAM_MIN_BYTES: usize = 16 << 20;
+pub(crate) use crate::thresholds::STREAM_MIN_BYTES;
 
 /// Copies `src` into `dst` (of the same length). With `stream` on x86-64, the 16-byte-aligned
 /// middle of `dst` is written with non-temporal stores, which bypass the caches: for outputs
@@ -83,7 +117,7 @@ pub(crate) fn stream_fence() {
 }
 
 /// Elements per nonzero mask of [`nonzero_masks`].
-pub(crate) const MASK_GROUP: usize = 64;
+pub(crate) use crate::thresholds::NONZERO_MASK_GROUP as MASK_GROUP;
 
 /// Sets `masks[g]` to the nonzero mask of group `g` of `bytes` (bit `j` set when element
 /// `g * 64 + j` has one of the `significant` bits set), for the `masks.len()` whole groups of

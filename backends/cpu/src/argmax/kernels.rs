@@ -1,0 +1,794 @@
+//! The ArgMax inner loops, portable and AVX2, chosen by [`Isa`]:
+//!
+//! - [`block_max`] and [`locate`]: a run of contiguous elements is reduced a block at a time,
+//!   maximum first (a plain max-reduction), and the block is searched for the maximum's
+//!   position only when it can change the result;
+//! - [`fold_rows`]: a tail of neighbouring outputs takes one contiguous input row per reduced
+//!   position, updating a running maximum and the row it came from per output.
+//!
+//! Both flavours give identical results: the AVX2 kernels compare in a domain where native
+//! compares order elements as ArgMax does ([`Lanes`]), and fall back to exact keys for a piece
+//! of work where a NaN appears.
+
+use super::lanes::Lanes;
+use crate::element::OrderKey;
+use crate::simd::Isa;
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+pub(crate) use crate::thresholds::{
+    ARGMAX_CHUNK_ROWS as CHUNK_ROWS, ARGMAX_SCAN_BLOCK as SCAN_BLOCK,
+};
+
+/// One input row of a tail: its first element's offset, and its reduced index.
+pub(crate) type Row = (usize, u32);
+
+/// True when `candidate` replaces `best` met earlier in increasing index order: strictly
+/// greater for the first maximum (INCREASING), greater or equal for the last (`LAST`).
+#[inline(always)]
+pub(crate) fn better<K: Ord, const LAST: bool>(candidate: K, best: K) -> bool {
+    if LAST {
+        candidate >= best
+    } else {
+        candidate > best
+    }
+}
+
+/// A contiguous piece of one output's elements: `len` elements from element offset `start`,
+/// the first at reduced index `index` (the others following it along one dimension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub start: usize,
+    pub len: usize,
+    pub index: usize,
+}
+
+/// The inner loops of one instruction set, for kernels written once over them
+/// (`#[inline(always)]` bodies instantiated inside an AVX2 function and outside).
+pub(crate) trait Prims: Copy {
+    /// The maximum key of `piece` (not empty) of `data`.
+    ///
+    /// # Safety
+    /// The instruction set must be available (call only from a function compiled for it).
+    ///
+    /// # Panics
+    /// If the piece lies outside `data`.
+    unsafe fn piece_max<T: Lanes>(data: &[u8], piece: Piece) -> T::Key;
+
+    /// [`locate`] with this instruction set.
+    ///
+    /// # Safety
+    /// As [`Prims::piece_max`].
+    unsafe fn locate<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize>;
+}
+
+/// The portable inner loops.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PortablePrims;
+
+impl Prims for PortablePrims {
+    #[inline(always)]
+    unsafe fn piece_max<T: Lanes>(data: &[u8], piece: Piece) -> T::Key {
+        block_max_portable::<T>(&data[piece.start * T::SIZE..(piece.start + piece.len) * T::SIZE])
+    }
+
+    #[inline(always)]
+    unsafe fn locate<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize> {
+        locate_portable::<T, LAST>(bytes, key)
+    }
+}
+
+/// The AVX2 inner loops (x86-64).
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Avx2Prims;
+
+#[cfg(target_arch = "x86_64")]
+impl Prims for Avx2Prims {
+    #[inline(always)]
+    unsafe fn piece_max<T: Lanes>(data: &[u8], piece: Piece) -> T::Key {
+        assert!(
+            (piece.start + piece.len) * T::SIZE <= data.len(),
+            "piece outside the input"
+        );
+        // SAFETY: the caller runs with AVX2; the piece lies inside `data` (asserted).
+        unsafe { max_of_pieces::<T>(data.as_ptr(), std::slice::from_ref(&piece)) }
+    }
+
+    #[inline(always)]
+    unsafe fn locate<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize> {
+        // SAFETY: the caller runs with AVX2.
+        unsafe { locate_body::<T, LAST>(bytes, key) }
+    }
+}
+
+/// The maximum key of the elements of `pieces` (at least one, none empty) of `data`.
+///
+/// # Panics
+/// If a piece lies outside `data`.
+#[inline]
+pub(crate) fn block_max<T: Lanes>(isa: Isa, data: &[u8], pieces: &[Piece]) -> T::Key {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 {
+        for p in pieces {
+            assert!(
+                (p.start + p.len) * T::SIZE <= data.len(),
+                "block_max: piece outside the input"
+            );
+        }
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2; every piece lies inside
+        // `data` (asserted above).
+        return unsafe { block_max_avx2::<T>(data, pieces) };
+    }
+    let _ = isa;
+    pieces
+        .iter()
+        .map(|p| block_max_portable::<T>(&data[p.start * T::SIZE..(p.start + p.len) * T::SIZE]))
+        .fold(T::MIN_KEY, Ord::max)
+}
+
+/// The position of the first (or, with `LAST`, the last) element of `bytes` whose key is
+/// `key`, if any.
+#[inline]
+pub(crate) fn locate<T: Lanes, const LAST: bool>(
+    isa: Isa,
+    bytes: &[u8],
+    key: T::Key,
+) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 {
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+        return unsafe { locate_avx2::<T, LAST>(bytes, key) };
+    }
+    let _ = isa;
+    locate_portable::<T, LAST>(bytes, key)
+}
+
+/// Scratch buffers of [`fold_rows`], reused across calls.
+#[derive(Debug, Default)]
+pub(crate) struct FoldScratch {
+    values: Vec<u8>,
+    rows: Vec<u8>,
+}
+
+/// Folds `rows` (in increasing index order, at most [`CHUNK_ROWS`]) into the running maxima
+/// of `keys.len()` outputs whose elements lie `stride` apart from each row's offset: where an
+/// element beats its output's key ([`better`]), the key and `index` take its key and row index.
+///
+/// # Panics
+/// If an element lies outside `data`, or `keys` and `index` differ in length.
+#[inline]
+pub(crate) fn fold_rows<T: Lanes, const LAST: bool>(
+    isa: Isa,
+    data: &[u8],
+    rows: &[Row],
+    stride: usize,
+    keys: &mut [T::Key],
+    index: &mut [u32],
+    scratch: &mut FoldScratch,
+) {
+    assert_eq!(keys.len(), index.len(), "fold_rows: keys and index differ");
+    assert!(rows.len() <= CHUNK_ROWS, "fold_rows: too many rows");
+    let lanes = keys.len();
+    if lanes == 0 || rows.is_empty() {
+        return;
+    }
+    let end = (lanes - 1) * stride + 1;
+    for &(offset, _) in rows {
+        assert!(
+            (offset + end) * T::SIZE <= data.len(),
+            "fold_rows: row outside the input"
+        );
+    }
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 && stride == 1 && lanes * T::SIZE >= 32 {
+        let (values, rows_of) = scratch.buffers(lanes * T::SIZE);
+        // SAFETY: the CPU has AVX2 (`Isa::Avx2`); every row's `lanes` elements lie inside
+        // `data` (asserted above); the scratch buffers hold `lanes` lanes, at least 32 bytes.
+        let clean = unsafe { fold_rows_avx2::<T, LAST>(data, rows, values, rows_of) };
+        if clean {
+            merge::<T, LAST>(values, rows_of, rows, keys, index);
+        } else {
+            // A NaN: the compare domain does not order it; redo these rows exactly.
+            fold_rows_portable::<T, LAST>(data, rows, 1, keys, index);
+        }
+        return;
+    }
+    let _ = (isa, &scratch);
+    fold_rows_portable::<T, LAST>(data, rows, stride, keys, index);
+}
+
+impl FoldScratch {
+    /// The two buffers, `len` bytes each.
+    #[cfg(target_arch = "x86_64")]
+    fn buffers(&mut self, len: usize) -> (&mut [u8], &mut [u8]) {
+        self.values.resize(len, 0);
+        self.rows.resize(len, 0);
+        (&mut self.values[..len], &mut self.rows[..len])
+    }
+}
+
+/// Merges a chunk's maxima (`values`, lanes in the compare domain) and the rows they came from
+/// (`rows_of`, lane-wide row numbers into `rows`) into the running `keys` and `index`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn merge<T: Lanes, const LAST: bool>(
+    values: &[u8],
+    rows_of: &[u8],
+    rows: &[Row],
+    keys: &mut [T::Key],
+    index: &mut [u32],
+) {
+    let lanes = values
+        .chunks_exact(T::SIZE)
+        .zip(rows_of.chunks_exact(T::SIZE));
+    for ((value, row), (key, at)) in lanes.zip(keys.iter_mut().zip(index.iter_mut())) {
+        let candidate = T::lane_key(value);
+        if better::<_, LAST>(candidate, *key) {
+            *key = candidate;
+            *at = rows[T::lane_index(row)].1;
+        }
+    }
+}
+
+// --- Portable ---------------------------------------------------------------------------
+
+/// [`block_max`] in plain Rust: a max-reduction over branch-free keys, which the compiler
+/// vectorises.
+#[inline]
+fn block_max_portable<T: OrderKey>(bytes: &[u8]) -> T::Key {
+    bytes
+        .chunks_exact(T::SIZE)
+        .map(|e| T::read(e).key())
+        .fold(T::MIN_KEY, Ord::max)
+}
+
+/// Elements per chunk in [`locate_portable`]'s first, vectorisable, pass.
+const LOCATE_LANES: usize = 32;
+
+/// [`locate`] in plain Rust: the chunk holding the key is found with a vectorisable
+/// comparison, then searched element by element.
+#[inline]
+fn locate_portable<T: OrderKey, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize> {
+    let holds = |chunk: &[u8]| {
+        let mut hits = [false; LOCATE_LANES];
+        for (hit, element) in hits.iter_mut().zip(chunk.chunks_exact(T::SIZE)) {
+            *hit = T::read(element).key() == key;
+        }
+        hits.contains(&true)
+    };
+    let chunk_bytes = LOCATE_LANES * T::SIZE;
+    let mut chunks = bytes.chunks(chunk_bytes).enumerate();
+    let found = if LAST {
+        chunks.rev().find(|(_, c)| holds(c))
+    } else {
+        chunks.find(|(_, c)| holds(c))
+    };
+    let (c, chunk) = found?;
+    let mut keys = chunk.chunks_exact(T::SIZE).map(|e| T::read(e).key());
+    let position = if LAST {
+        keys.rposition(|k| k == key)
+    } else {
+        keys.position(|k| k == key)
+    };
+    Some(c * LOCATE_LANES + position?)
+}
+
+/// [`fold_rows`] in plain Rust.
+#[inline]
+fn fold_rows_portable<T: OrderKey, const LAST: bool>(
+    data: &[u8],
+    rows: &[Row],
+    stride: usize,
+    keys: &mut [T::Key],
+    index: &mut [u32],
+) {
+    let lanes = keys.len();
+    for &(offset, row_index) in rows {
+        if stride == 1 {
+            let bytes = &data[offset * T::SIZE..(offset + lanes) * T::SIZE];
+            for ((element, key), at) in bytes
+                .chunks_exact(T::SIZE)
+                .zip(keys.iter_mut())
+                .zip(index.iter_mut())
+            {
+                let value = T::read(element).key();
+                // Unconditional stores of selects: no branch, no masked store.
+                *at = if better::<_, LAST>(value, *key) {
+                    row_index
+                } else {
+                    *at
+                };
+                *key = (*key).max(value);
+            }
+        } else {
+            for (e, (key, at)) in keys.iter_mut().zip(index.iter_mut()).enumerate() {
+                let value = T::read(&data[(offset + e * stride) * T::SIZE..]).key();
+                if better::<_, LAST>(value, *key) {
+                    *key = value;
+                    *at = row_index;
+                }
+            }
+        }
+    }
+}
+
+// --- AVX2 -------------------------------------------------------------------------------
+
+/// The lane-wise maximum of all lanes of `v`, in every lane (shuffles, in the compare domain).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn all_lanes_max<T: Lanes>(v: __m256i) -> __m256i {
+    let mut v = T::max(v, _mm256_permute2x128_si256::<1>(v, v));
+    v = T::max(v, _mm256_shuffle_epi32::<0b01_00_11_10>(v));
+    if T::SIZE <= 4 {
+        v = T::max(v, _mm256_shuffle_epi32::<0b10_11_00_01>(v));
+    }
+    if T::SIZE <= 2 {
+        let swap16 = _mm256_setr_epi8(
+            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11,
+            8, 9, 14, 15, 12, 13,
+        );
+        v = T::max(v, _mm256_shuffle_epi8(v, swap16));
+    }
+    if T::SIZE == 1 {
+        let swap8 = _mm256_setr_epi8(
+            1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11,
+            10, 13, 12, 15, 14,
+        );
+        v = T::max(v, _mm256_shuffle_epi8(v, swap8));
+    }
+    v
+}
+
+/// [`block_max`] with AVX2: four running maxima in the compare domain and a NaN flag. A piece
+/// of at least a vector ends with a vector that overlaps the one before (the maximum does not
+/// mind); a shorter one is read element by element.
+///
+/// # Safety
+/// The CPU must support AVX2; every piece must lie inside `data`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn block_max_avx2<T: Lanes>(data: &[u8], pieces: &[Piece]) -> T::Key {
+    max_of_pieces::<T>(data.as_ptr(), pieces)
+}
+
+/// The body of [`block_max_avx2`]: the maximum key of the elements of `pieces` from `base`.
+///
+/// # Safety
+/// The CPU must support AVX2 (this is inlined into AVX2 functions only); every piece must lie
+/// inside the buffer at `base`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn max_of_pieces<T: Lanes>(base: *const u8, pieces: &[Piece]) -> T::Key {
+    let mut acc = [T::lowest(); 4];
+    let mut nan = _mm256_setzero_si256();
+    let mut max = T::MIN_KEY;
+    let mut any_vector = false;
+    for piece in pieces {
+        let bytes = piece.len * T::SIZE;
+        let p = base.add(piece.start * T::SIZE);
+        if bytes < 32 {
+            for e in 0..piece.len {
+                let element = std::slice::from_raw_parts(p.add(e * T::SIZE), T::SIZE);
+                max = max.max(T::read(element).key());
+            }
+            continue;
+        }
+        any_vector = true;
+        // Vector starts: 0, 32, … and the last one ending at `bytes` (all in bounds: the piece
+        // lies inside `data` and holds at least 32 bytes).
+        let whole = bytes / 32;
+        let mut j = 0;
+        while j + 4 <= whole {
+            for (k, acc) in acc.iter_mut().enumerate() {
+                let v = T::load(p.add((j + k) * 32));
+                *acc = T::max(v, *acc);
+                if T::CAN_NAN {
+                    nan = _mm256_or_si256(nan, T::nan(v));
+                }
+            }
+            j += 4;
+        }
+        // The rest: whole vectors, then one ending at `bytes` (overlapping the one before).
+        let vectors = bytes.div_ceil(32);
+        while j < vectors {
+            let at = if j < whole { j * 32 } else { bytes - 32 };
+            let v = T::load(p.add(at));
+            acc[0] = T::max(v, acc[0]);
+            if T::CAN_NAN {
+                nan = _mm256_or_si256(nan, T::nan(v));
+            }
+            j += 1;
+        }
+    }
+    if !any_vector {
+        return max;
+    }
+    if T::CAN_NAN && _mm256_testz_si256(nan, nan) == 0 {
+        return T::nan_key();
+    }
+    let all = all_lanes_max::<T>(T::max(T::max(acc[0], acc[1]), T::max(acc[2], acc[3])));
+    let mut lanes = [0u8; 32];
+    _mm256_storeu_si256(lanes.as_mut_ptr().cast(), all);
+    max.max(T::lane_key(&lanes[..T::SIZE]))
+}
+
+/// [`locate`] with AVX2: the lanes equal to the key, as a byte mask per vector. A run of at
+/// least a vector ends with a vector overlapping the one before; a shorter one is searched
+/// element by element.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn locate_avx2<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize> {
+    locate_body::<T, LAST>(bytes, key)
+}
+
+/// The body of [`locate_avx2`].
+///
+/// # Safety
+/// The CPU must support AVX2 (this is inlined into AVX2 functions only).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn locate_body<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize> {
+    let len = bytes.len();
+    if len < 32 {
+        let mut keys = bytes.chunks_exact(T::SIZE).map(|e| T::read(e).key());
+        return if LAST {
+            keys.rposition(|k| k == key)
+        } else {
+            keys.position(|k| k == key)
+        };
+    }
+    let p = bytes.as_ptr();
+    let vectors = len.div_ceil(32);
+    // Vector j covers bytes at(j) .. at(j) + 32 <= len.
+    let at = |j: usize| (j * 32).min(len - 32);
+    if LAST {
+        for j in (0..vectors).rev() {
+            let m = equal_lanes::<T>(p.add(at(j)), key);
+            if m != 0 {
+                return Some((at(j) + 31 - m.leading_zeros() as usize) / T::SIZE);
+            }
+        }
+    } else {
+        for j in 0..vectors {
+            let m = equal_lanes::<T>(p.add(at(j)), key);
+            if m != 0 {
+                return Some((at(j) + m.trailing_zeros() as usize) / T::SIZE);
+            }
+        }
+    }
+    None
+}
+
+/// The byte mask of the elements of the vector at `p` whose key is `key`.
+///
+/// # Safety
+/// The CPU must support AVX2; 32 readable bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn equal_lanes<T: Lanes>(p: *const u8, key: T::Key) -> u32 {
+    _mm256_movemask_epi8(T::eq_key(_mm256_loadu_si256(p.cast()), key)) as u32
+}
+
+/// Rows whose elements are loaded together in [`fold_rows_avx2`] (fewer loads and stores of
+/// the running maxima).
+#[cfg(target_arch = "x86_64")]
+const ROW_GROUP: usize = 4;
+
+/// Folds `rows` into fresh running maxima of `values.len() / T::SIZE` lanes (at least a
+/// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the number
+/// of the row it came from (the first or, with `LAST`, the last such row). Returns false when
+/// a NaN was met (the results are then meaningless).
+///
+/// # Safety
+/// The CPU must support AVX2; each row's `values.len()` bytes must lie inside `data`;
+/// `rows_of` as long as `values`, at least 32 bytes; at most [`CHUNK_ROWS`] rows.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fold_rows_avx2<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    rows: &[Row],
+    values: &mut [u8],
+    rows_of: &mut [u8],
+) -> bool {
+    let bytes = values.len();
+    let vectors = bytes.div_ceil(32);
+    // Vector j covers bytes at(j) .. at(j) + 32 <= bytes; the last one may overlap the one
+    // before, which folds the same rows into the shared lanes twice (no change the second
+    // time: an equal element replaces nothing for INCREASING, and gives the same row for
+    // DECREASING).
+    let at = |j: usize| (j * 32).min(bytes - 32);
+    let (vp, rp) = (values.as_mut_ptr(), rows_of.as_mut_ptr());
+    for j in 0..vectors {
+        _mm256_storeu_si256(vp.add(at(j)).cast(), T::lowest());
+        _mm256_storeu_si256(rp.add(at(j)).cast(), _mm256_setzero_si256());
+    }
+    let base = data.as_ptr();
+    let mut nan = _mm256_setzero_si256();
+    let mut r = 0;
+    while r < rows.len() {
+        let group = (rows.len() - r).min(ROW_GROUP);
+        let mut starts = [base; ROW_GROUP];
+        let mut numbers = [_mm256_setzero_si256(); ROW_GROUP];
+        for k in 0..group {
+            starts[k] = base.add(rows[r + k].0 * T::SIZE);
+            numbers[k] = T::splat_index((r + k) as u32);
+        }
+        for j in 0..vectors {
+            let o = at(j);
+            let mut value = _mm256_loadu_si256(vp.add(o).cast());
+            let mut row = _mm256_loadu_si256(rp.add(o).cast());
+            for k in 0..group {
+                let v = T::load(starts[k].add(o));
+                row = if LAST {
+                    _mm256_blendv_epi8(numbers[k], row, T::gt(value, v))
+                } else {
+                    _mm256_blendv_epi8(row, numbers[k], T::gt(v, value))
+                };
+                value = T::max(v, value);
+                if T::CAN_NAN {
+                    nan = _mm256_or_si256(nan, T::nan(v));
+                }
+            }
+            _mm256_storeu_si256(vp.add(o).cast(), value);
+            _mm256_storeu_si256(rp.add(o).cast(), row);
+        }
+        r += group;
+    }
+    !T::CAN_NAN || _mm256_testz_si256(nan, nan) == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::f16;
+
+    /// Keys and positions the plain way: every element compared by its key.
+    fn reference_locate<T: OrderKey>(bytes: &[u8], key: T::Key, last: bool) -> usize {
+        let keys: Vec<T::Key> = bytes
+            .chunks_exact(T::SIZE)
+            .map(|e| T::read(e).key())
+            .collect();
+        if last {
+            keys.iter().rposition(|&k| k == key).unwrap()
+        } else {
+            keys.iter().position(|&k| k == key).unwrap()
+        }
+    }
+
+    fn check_block<T: Lanes>(bytes: &[u8]) {
+        let len = bytes.len() / T::SIZE;
+        let expected = bytes
+            .chunks_exact(T::SIZE)
+            .map(|e| T::read(e).key())
+            .max()
+            .unwrap();
+        let whole = [Piece {
+            start: 0,
+            len,
+            index: 0,
+        }];
+        // The same elements as pieces of every length from 1 up.
+        let mut pieces = Vec::new();
+        let (mut start, mut n) = (0, 1);
+        while start < len {
+            pieces.push(Piece {
+                start,
+                len: n.min(len - start),
+                index: 0,
+            });
+            start += n;
+            n += 5;
+        }
+        for isa in Isa::available() {
+            let max = block_max::<T>(isa, bytes, &whole);
+            assert!(max == expected, "{isa:?} max");
+            assert!(
+                block_max::<T>(isa, bytes, &pieces) == expected,
+                "{isa:?} pieces max"
+            );
+            assert_eq!(
+                locate::<T, false>(isa, bytes, max),
+                Some(reference_locate::<T>(bytes, max, false)),
+                "{isa:?} first"
+            );
+            assert_eq!(
+                locate::<T, true>(isa, bytes, max),
+                Some(reference_locate::<T>(bytes, max, true)),
+                "{isa:?} last"
+            );
+            // A key that is not there.
+            if max != T::MIN_KEY {
+                assert_eq!(
+                    locate::<T, false>(isa, bytes, T::MIN_KEY).is_some(),
+                    reference_has::<T>(bytes, T::MIN_KEY)
+                );
+            }
+        }
+    }
+
+    fn reference_has<T: OrderKey>(bytes: &[u8], key: T::Key) -> bool {
+        bytes.chunks_exact(T::SIZE).any(|e| T::read(e).key() == key)
+    }
+
+    /// Bytes of `count` elements from `pick(i, random)`.
+    fn elements<T: Lanes>(count: usize, seed: u64, pick: impl Fn(usize, u64) -> T) -> Vec<u8> {
+        let mut x = seed;
+        let mut out = vec![0u8; count * T::SIZE];
+        for (i, dst) in out.chunks_exact_mut(T::SIZE).enumerate() {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            pick(i, x >> 11).write(dst);
+        }
+        out
+    }
+
+    #[test]
+    fn block_max_and_locate_agree_with_keys_for_every_type() {
+        // Lengths around a vector and ROW_GROUP boundaries; few distinct values (ties).
+        for len in [
+            1usize, 3, 7, 8, 15, 16, 17, 31, 32, 33, 64, 127, 129, 1000, 1024,
+        ] {
+            for seed in 1..4u64 {
+                check_block::<u8>(&elements(len, seed, |_, r| (r % 5) as u8 * 60));
+                check_block::<i8>(&elements(len, seed, |_, r| (r % 7) as i8 - 3));
+                check_block::<u16>(&elements(len, seed, |_, r| {
+                    [0u16, 1, 0x8000, 0xffff][(r % 4) as usize]
+                }));
+                check_block::<i16>(&elements(len, seed, |_, r| {
+                    [i16::MIN, -1, 0, 7][(r % 4) as usize]
+                }));
+                check_block::<u32>(&elements(len, seed, |_, r| {
+                    [0, 5, u32::MAX, 1 << 31][(r % 4) as usize]
+                }));
+                check_block::<i32>(&elements(len, seed, |_, r| {
+                    [i32::MIN, -1, 3, i32::MAX][(r % 4) as usize]
+                }));
+                check_block::<u64>(&elements(len, seed, |_, r| {
+                    [0, u64::MAX, 1 << 63, 9][(r % 4) as usize]
+                }));
+                check_block::<i64>(&elements(len, seed, |_, r| {
+                    [i64::MIN, i64::MAX, -5, 0][(r % 4) as usize]
+                }));
+                // Floats: signed zeros, infinities, and (sometimes) NaNs of both signs.
+                let f = |r: u64, nan: bool| match r % 9 {
+                    0 => -0.0,
+                    1 => 0.0,
+                    2 => f64::NEG_INFINITY,
+                    3 => f64::INFINITY,
+                    4 if nan => f64::NAN,
+                    5 if nan => -f64::NAN,
+                    6 => -1.5,
+                    _ => 2.5,
+                };
+                for nan in [false, true] {
+                    check_block::<f32>(&elements(len, seed, |_, r| f(r, nan) as f32));
+                    check_block::<f64>(&elements(len, seed, |_, r| f(r, nan)));
+                    check_block::<f16>(&elements(len, seed, |_, r| f16::from_f64(f(r, nan))));
+                }
+                // All the lowest value.
+                check_block::<f32>(&elements(len, seed, |_, _| f32::NEG_INFINITY));
+                check_block::<i64>(&elements(len, seed, |_, _| i64::MIN));
+            }
+        }
+    }
+
+    /// [`fold_rows`] on `rows` rows of `lanes` elements (stride 1), against the plain fold.
+    fn check_fold<T: Lanes>(lanes: usize, rows: usize, bytes: &[u8]) {
+        let row_list: Vec<Row> = (0..rows).map(|r| (r * lanes, 10 + 3 * r as u32)).collect();
+        for last in [false, true] {
+            let mut expected_keys = vec![T::MIN_KEY; lanes];
+            let mut expected_index = vec![7u32; lanes];
+            for (r, &(offset, at)) in row_list.iter().enumerate() {
+                let _ = r;
+                for e in 0..lanes {
+                    let k = T::read(&bytes[(offset + e) * T::SIZE..]).key();
+                    if k > expected_keys[e] || (last && k == expected_keys[e]) {
+                        expected_keys[e] = k;
+                        expected_index[e] = at;
+                    }
+                }
+            }
+            for isa in Isa::available() {
+                let mut keys = vec![T::MIN_KEY; lanes];
+                let mut index = vec![7u32; lanes];
+                let mut scratch = FoldScratch::default();
+                for chunk in row_list.chunks(CHUNK_ROWS) {
+                    if last {
+                        fold_rows::<T, true>(
+                            isa,
+                            bytes,
+                            chunk,
+                            1,
+                            &mut keys,
+                            &mut index,
+                            &mut scratch,
+                        );
+                    } else {
+                        fold_rows::<T, false>(
+                            isa,
+                            bytes,
+                            chunk,
+                            1,
+                            &mut keys,
+                            &mut index,
+                            &mut scratch,
+                        );
+                    }
+                }
+                assert!(keys == expected_keys, "{isa:?} last {last} keys");
+                assert_eq!(index, expected_index, "{isa:?} last {last} index");
+            }
+        }
+    }
+
+    #[test]
+    fn fold_rows_agrees_with_the_plain_fold_for_every_type() {
+        for (lanes, rows) in [
+            (1usize, 3usize),
+            (5, 9),
+            (32, 5),
+            (40, 300),
+            (64, 257),
+            (100, 2),
+        ] {
+            let n = lanes * rows;
+            check_fold::<u8>(lanes, rows, &elements(n, 1, |_, r| (r % 4) as u8 * 80));
+            check_fold::<i8>(lanes, rows, &elements(n, 2, |_, r| (r % 5) as i8 - 2));
+            check_fold::<u16>(
+                lanes,
+                rows,
+                &elements(n, 3, |_, r| [0u16, 0xffff, 0x8000][(r % 3) as usize]),
+            );
+            check_fold::<i16>(
+                lanes,
+                rows,
+                &elements(n, 4, |_, r| [i16::MIN, 0, 1][(r % 3) as usize]),
+            );
+            check_fold::<u32>(
+                lanes,
+                rows,
+                &elements(n, 5, |_, r| [0u32, u32::MAX, 1 << 31][(r % 3) as usize]),
+            );
+            check_fold::<i32>(lanes, rows, &elements(n, 6, |_, r| (r % 3) as i32 - 1));
+            check_fold::<u64>(
+                lanes,
+                rows,
+                &elements(n, 7, |_, r| [0u64, u64::MAX, 1 << 63][(r % 3) as usize]),
+            );
+            check_fold::<i64>(
+                lanes,
+                rows,
+                &elements(n, 8, |_, r| [i64::MIN, i64::MAX, 0][(r % 3) as usize]),
+            );
+            let f = |r: u64, nan: bool| match r % 7 {
+                0 => -0.0,
+                1 => 0.0,
+                2 => f64::NEG_INFINITY,
+                3 if nan && r.is_multiple_of(13) => f64::NAN,
+                4 if nan && r.is_multiple_of(11) => -f64::NAN,
+                5 => 1.0,
+                _ => -3.0,
+            };
+            for nan in [false, true] {
+                check_fold::<f32>(lanes, rows, &elements(n, 9, |_, r| f(r, nan) as f32));
+                check_fold::<f64>(lanes, rows, &elements(n, 10, |_, r| f(r, nan)));
+                check_fold::<f16>(
+                    lanes,
+                    rows,
+                    &elements(n, 11, |_, r| f16::from_f64(f(r, nan))),
+                );
+            }
+            check_fold::<f32>(lanes, rows, &elements(n, 12, |_, _| f32::NEG_INFINITY));
+            check_fold::<i32>(lanes, rows, &elements(n, 13, |_, _| i32::MIN));
+        }
+    }
+}

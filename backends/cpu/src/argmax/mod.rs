@@ -1,0 +1,268 @@
+//! `DML_ARGMAX`: for each output element, the row-major flat index (over the reduced axes in
+//! increasing axis order, whatever order `Axes` lists them in) of the maximum of its reduced
+//! sub-tensor. INCREASING picks the first maximum, DECREASING the last; NaN is above every
+//! number and -0.0 equals +0.0 (see [`crate::element::OrderKey`]).
+//!
+//! The input is walked in memory order ([`plan`]). When the innermost dimension is reduced,
+//! each output scans runs of its elements a block at a time ([`kernels::block_max`], then
+//! [`kernels::locate`] only where the block can change the result); otherwise a tail of
+//! neighbouring outputs is reduced side by side, one contiguous input row per reduced index
+//! ([`kernels::fold_rows`]). Both have explicit AVX2 kernels chosen at run time ([`Isa`]) and
+//! portable ones. Work is split over outputs (or tail blocks), or, when there are few, over
+//! the reduced range, combining partial results by (key, index).
+
+mod kernels;
+mod lanes;
+mod plan;
+mod rows;
+mod scan;
+#[cfg(test)]
+mod tests;
+
+use crate::element::FromIndex;
+use crate::simd::Isa;
+use crate::strided::{internal, write_packed, Layout, MAX_DIMS};
+use half::f16;
+use lanes::Lanes;
+use opconform_backend::{ArgMaxDesc, AxisDirection, BackendError, DataType, Tensor};
+use plan::{Plan, Shape};
+use std::marker::PhantomData;
+
+/// Runs `DML_ARGMAX` on validated, length-checked tensors.
+pub(crate) fn run(
+    desc: &ArgMaxDesc,
+    input: &Tensor,
+    output: &mut Tensor,
+) -> Result<(), BackendError> {
+    run_with(desc, input, output, Isa::detect())
+}
+
+/// [`run`] with the kernels of `isa`.
+fn run_with(
+    desc: &ArgMaxDesc,
+    input: &Tensor,
+    output: &mut Tensor,
+    isa: Isa,
+) -> Result<(), BackendError> {
+    let input_layout = Layout::new(&desc.input, input.data.len(), "InputTensor")?;
+    let output_layout = Layout::new(&desc.output, output.data.len(), "OutputTensor")?;
+    let rank = input_layout.sizes.len();
+    let mut reduced = [false; MAX_DIMS];
+    for &axis in &desc.axes {
+        let axis = axis as usize;
+        if axis >= rank {
+            return Err(internal("ARGMAX axis out of range"));
+        }
+        reduced[axis] = true;
+    }
+    let sizes_match = output_layout.sizes.len() == rank
+        && (0..rank)
+            .all(|d| output_layout.sizes[d] == if reduced[d] { 1 } else { input_layout.sizes[d] });
+    if !sizes_match || desc.axes.is_empty() {
+        return Err(internal(
+            "ARGMAX output sizes disagree with the input and axes",
+        ));
+    }
+    if input_layout.count == 0 {
+        return Err(internal("ARGMAX input has no elements"));
+    }
+    let reduced_count: u64 = (0..rank)
+        .filter(|&d| reduced[d])
+        .map(|d| input_layout.sizes[d] as u64)
+        .product();
+    if reduced_count > 1 << 32 {
+        return Err(internal(
+            "ARGMAX reduces more than 2^32 elements per output",
+        ));
+    }
+    let plan = Plan::new(&input_layout, &reduced[..rank]);
+    if plan.outputs() != output_layout.count {
+        return Err(internal("ARGMAX plan disagrees with the output"));
+    }
+    let last = desc.axis_direction == AxisDirection::Decreasing;
+    let job = Job {
+        data: &input.data,
+        plan: &plan,
+        isa,
+    };
+    let (input_type, output_type) = (desc.input.data_type, desc.output.data_type);
+    write_packed(&output_layout, &mut output.data, |out| {
+        job.dispatch_input(input_type, output_type, last, out)
+    })
+}
+
+/// One ArgMax over a checked input.
+struct Job<'a> {
+    data: &'a [u8],
+    plan: &'a Plan,
+    isa: Isa,
+}
+
+impl Job<'_> {
+    /// Runs the kernel monomorphised for the input's element type.
+    fn dispatch_input(
+        &self,
+        input: DataType,
+        output: DataType,
+        last: bool,
+        out: &mut [u8],
+    ) -> Result<(), BackendError> {
+        match input {
+            DataType::Float64 => self.dispatch_output::<f64>(output, last, out),
+            DataType::Float32 => self.dispatch_output::<f32>(output, last, out),
+            DataType::Float16 => self.dispatch_output::<f16>(output, last, out),
+            DataType::Int64 => self.dispatch_output::<i64>(output, last, out),
+            DataType::Int32 => self.dispatch_output::<i32>(output, last, out),
+            DataType::Int16 => self.dispatch_output::<i16>(output, last, out),
+            DataType::Int8 => self.dispatch_output::<i8>(output, last, out),
+            DataType::Uint64 => self.dispatch_output::<u64>(output, last, out),
+            DataType::Uint32 => self.dispatch_output::<u32>(output, last, out),
+            DataType::Uint16 => self.dispatch_output::<u16>(output, last, out),
+            DataType::Uint8 => self.dispatch_output::<u8>(output, last, out),
+        }
+    }
+
+    /// Runs the kernel monomorphised for the output's element type and the direction.
+    fn dispatch_output<T: Lanes>(
+        &self,
+        output: DataType,
+        last: bool,
+        out: &mut [u8],
+    ) -> Result<(), BackendError> {
+        macro_rules! go {
+            ($o:ty) => {
+                if last {
+                    self.argmax::<T, $o, true>(out)
+                } else {
+                    self.argmax::<T, $o, false>(out)
+                }
+            };
+        }
+        match output {
+            DataType::Int64 => go!(i64),
+            DataType::Int32 => go!(i32),
+            DataType::Uint64 => go!(u64),
+            DataType::Uint32 => go!(u32),
+            other => return Err(internal(format!("{other} is not an ARGMAX output type"))),
+        }
+        Ok(())
+    }
+
+    /// Writes the packed ArgMax into `out` (one `O` per output).
+    fn argmax<T: Lanes, O: FromIndex, const LAST: bool>(&self, out: &mut [u8]) {
+        let outputs = Outputs::<O>::new(out);
+        if self.plan.reduced.is_empty() {
+            // Nothing left to reduce (sizes 1, or broadcast): every output is the first index,
+            // or the last one of the dropped broadcast dimensions.
+            let index = if LAST { self.plan.last_offset } else { 0 };
+            for i in 0..self.plan.outputs() {
+                // SAFETY: one thread writes every slot.
+                unsafe { outputs.set(i, index) };
+            }
+            return;
+        }
+        match self.plan.shape {
+            Shape::Scan => self.scan::<T, O, LAST>(&outputs),
+            Shape::Rows => self.rows::<T, O, LAST>(&outputs),
+        }
+    }
+
+    /// The final index of a result.
+    #[inline]
+    fn finish<const LAST: bool>(&self, index: usize) -> usize {
+        if LAST {
+            index + self.plan.last_offset
+        } else {
+            index
+        }
+    }
+}
+
+/// The best element met by a reduction: the greatest key, ties going to the lowest index
+/// (INCREASING) or the highest (DECREASING, `LAST`); `found` is false before any element.
+#[derive(Debug, Clone, Copy)]
+struct Best<K> {
+    key: K,
+    index: usize,
+    found: bool,
+}
+
+impl<K: Ord + Copy + Default> Best<K> {
+    /// Nothing met yet.
+    fn none() -> Best<K> {
+        Best {
+            key: K::default(),
+            index: 0,
+            found: false,
+        }
+    }
+
+    /// Takes the element (`key`, `index`) if it is better, whatever order elements come in.
+    #[inline(always)]
+    fn offer_key<const LAST: bool>(&mut self, key: K, index: usize) {
+        let replace = !self.found
+            || key > self.key
+            || (key == self.key
+                && if LAST {
+                    index > self.index
+                } else {
+                    index < self.index
+                });
+        if replace {
+            *self = Best {
+                key,
+                index,
+                found: true,
+            };
+        }
+    }
+
+    /// Takes `other`'s element if it is better.
+    fn offer<const LAST: bool>(&mut self, other: Best<K>) {
+        if other.found {
+            self.offer_key::<LAST>(other.key, other.index);
+        }
+    }
+}
+
+/// The packed output, written by several threads at scattered slots.
+struct Outputs<'a, O> {
+    start: *mut u8,
+    len: usize,
+    _out: PhantomData<(&'a mut [u8], O)>,
+}
+
+// SAFETY: `Outputs` hands out writes to distinct slots only (the contract of `set`), so
+// sharing it between threads shares no element.
+unsafe impl<O> Sync for Outputs<'_, O> {}
+// SAFETY: as above.
+unsafe impl<O> Send for Outputs<'_, O> {}
+
+impl<'a, O: FromIndex> Outputs<'a, O> {
+    fn new(out: &'a mut [u8]) -> Outputs<'a, O> {
+        Outputs {
+            start: out.as_mut_ptr(),
+            len: out.len(),
+            _out: PhantomData,
+        }
+    }
+
+    /// Writes `index` as an `O` into slot `slot`.
+    ///
+    /// # Safety
+    /// No other thread may write slot `slot` at the same time.
+    ///
+    /// # Panics
+    /// If the slot is outside the output.
+    #[inline]
+    unsafe fn set(&self, slot: usize, index: usize) {
+        assert!(
+            (slot + 1) * O::SIZE <= self.len,
+            "ArgMax output slot outside the output"
+        );
+        // SAFETY: in bounds (asserted); no concurrent write of these bytes (the contract).
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(self.start.add(slot * O::SIZE), O::SIZE) };
+        O::from_index(index).write(bytes);
+    }
+}

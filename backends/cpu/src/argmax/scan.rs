@@ -1,0 +1,392 @@
+//! [`Shape::Scan`](super::plan::Shape::Scan): the innermost dimension is reduced, so every
+//! output's elements come as runs along it.
+//!
+//! The dimensions in memory order are split into *units* (the kept dimensions outside every
+//! reduced one) and the *region* inside them, which ends with the run dimension and may mix
+//! reduced and kept dimensions (`{64,64,64,64}` reducing axes 1 and 3: per unit, the runs of
+//! 64 outputs interleave). A task takes a range of units and walks its region in memory order,
+//! keeping the best (key, index) of each of its outputs; runs are cut into pieces of at most
+//! [`SCAN_BLOCK`] elements whose maxima are computed in batches, and a piece is searched for
+//! its maximum's position only when that can change its output's result.
+//!
+//! With fewer units than [`ARGMAX_SPLIT_FACTOR`] × threads, each output's reduction is split
+//! across threads instead, and the partial results combined by (key, index).
+
+#[cfg(target_arch = "x86_64")]
+use super::kernels::Avx2Prims;
+use super::kernels::{block_max, locate, Piece, PortablePrims, Prims, SCAN_BLOCK};
+use super::lanes::Lanes;
+use super::plan::{At, Dim, Walk};
+use super::{Best, Job, Outputs};
+use crate::element::FromIndex;
+use crate::parallel::{map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::simd::Isa;
+use crate::thresholds::{ARGMAX_MIN_RUN_BYTES, ARGMAX_SPLIT_FACTOR};
+use rayon::prelude::*;
+
+/// Runs per unit listed once rather than walked per unit, at most.
+const LISTED_STEPS: usize = 1 << 12;
+
+/// Outputs a task keeps state for at most (when one unit has more, a task takes one unit).
+const TASK_OUTPUTS: usize = 1 << 14;
+
+/// "No element yet" in a task's index state.
+const NONE: usize = usize::MAX;
+
+/// A task's best (key, index) per output, ties as in [`Best`].
+struct State<K> {
+    keys: Vec<K>,
+    index: Vec<usize>,
+}
+
+impl<K: Ord + Copy + Default> State<K> {
+    fn new(len: usize) -> State<K> {
+        State {
+            keys: vec![K::default(); len],
+            index: vec![NONE; len],
+        }
+    }
+
+    /// True when an element of key `key` (met after the ones already offered) can replace the
+    /// best of output `s`: a greater key, or an equal one at a better index (with DECREASING,
+    /// or when indices do not grow along the walk).
+    #[inline(always)]
+    fn may_take<const LAST: bool>(&self, s: usize, key: K, monotonic: bool) -> bool {
+        self.index[s] == NONE || key > self.keys[s] || (key == self.keys[s] && (LAST || !monotonic))
+    }
+
+    /// Takes (`key`, `index`) for output `s` if it is better.
+    #[inline(always)]
+    fn offer<const LAST: bool>(&mut self, s: usize, key: K, index: usize) {
+        let current = self.index[s];
+        let replace = current == NONE
+            || key > self.keys[s]
+            || (key == self.keys[s]
+                && if LAST {
+                    index > current
+                } else {
+                    index < current
+                });
+        if replace {
+            self.keys[s] = key;
+            self.index[s] = index;
+        }
+    }
+}
+
+/// What every task of [`Job::scan_units`] shares: the units' dimensions, the region walked
+/// inside each unit, and how a unit's outputs map to slots.
+struct Units<'a> {
+    /// Kept dimensions outside every reduced one.
+    unit_dims: &'a [Dim],
+    /// The region's dimensions but the run, with the kept ones numbering a unit's outputs
+    /// `0..m` (row-major, memory order) as their slot strides.
+    local: Vec<Dim>,
+    /// The run dimension (innermost, reduced).
+    run: Dim,
+    /// Outputs per unit.
+    m: usize,
+    /// The output slot (relative to the unit's) of each of a unit's outputs.
+    slots: Vec<usize>,
+    /// Runs per unit.
+    steps: usize,
+    /// The region's runs when listed once (empty when walked per unit instead).
+    listed: Vec<At>,
+}
+
+/// The runs of a unit: from the list, or walked.
+enum Steps<'a> {
+    Listed(std::slice::Iter<'a, At>),
+    Walked(Walk<'a>),
+}
+
+impl Iterator for Steps<'_> {
+    type Item = At;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<At> {
+        match self {
+            Steps::Listed(list) => list.next().copied(),
+            Steps::Walked(walk) => walk.next(),
+        }
+    }
+}
+
+impl Job<'_> {
+    /// Reduces every output of a [`Shape::Scan`](super::plan::Shape::Scan) plan.
+    pub(super) fn scan<T: Lanes, O: FromIndex, const LAST: bool>(&self, outputs: &Outputs<O>) {
+        let order = &self.plan.order;
+        let first_reduced = order
+            .iter()
+            .position(Dim::is_reduced)
+            .expect("a reduced dimension");
+        let (unit_dims, region) = order.split_at(first_reduced);
+        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let outputs_per_unit: usize = region
+            .iter()
+            .filter(|d| !d.is_reduced())
+            .map(|d| d.size)
+            .product();
+        let q = self.plan.reduced_len();
+        let work = units.saturating_mul(outputs_per_unit).saturating_mul(q);
+        let parallel = work >= PARALLEL_MIN_ELEMENTS && threads() > 1;
+        if parallel && units < ARGMAX_SPLIT_FACTOR * threads() {
+            self.scan_split::<T, O, LAST>(outputs);
+        } else {
+            self.scan_units::<T, O, LAST>(outputs, unit_dims, region, parallel);
+        }
+    }
+
+    /// Tasks of whole units, each walking its region in memory order.
+    fn scan_units<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        unit_dims: &[Dim],
+        region: &[Dim],
+        parallel: bool,
+    ) {
+        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let (run, between) = region.split_last().expect("a run dimension");
+        let kept: Vec<Dim> = between
+            .iter()
+            .filter(|d| !d.is_reduced())
+            .copied()
+            .collect();
+        let m: usize = kept.iter().map(|d| d.size).product();
+        let mut local = between.to_vec();
+        let mut packed = 1;
+        for d in local.iter_mut().rev() {
+            if !d.is_reduced() {
+                d.slot_stride = packed;
+                packed *= d.size;
+            }
+        }
+        let steps: usize = between.iter().map(|d| d.size).product();
+        let listed = if steps <= LISTED_STEPS {
+            Walk::new(&local, 0, steps).collect()
+        } else {
+            Vec::new()
+        };
+        let ctx = Units {
+            unit_dims,
+            slots: Walk::new(&kept, 0, m).map(|a| a.slot).collect(),
+            local,
+            run: *run,
+            m,
+            steps,
+            listed,
+        };
+        let per_unit = m.saturating_mul(self.plan.reduced_len()).max(1);
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        let per_task = (TASK_ELEMENTS / per_unit)
+            .min(TASK_OUTPUTS / m.max(1))
+            .clamp(1, units.div_ceil(factor).max(1));
+        let tasks = units.div_ceil(per_task);
+        let task = |t: usize| {
+            let first = t * per_task;
+            let count = per_task.min(units - first);
+            #[cfg(target_arch = "x86_64")]
+            if self.isa == Isa::Avx2 {
+                // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+                unsafe { scan_task_avx2::<T, O, LAST>(self, &ctx, first, count, outputs) };
+                return;
+            }
+            self.scan_task::<T, O, LAST, PortablePrims>(&ctx, first, count, outputs);
+        };
+        if parallel {
+            (0..tasks).into_par_iter().for_each(task);
+        } else {
+            (0..tasks).for_each(task);
+        }
+    }
+
+    /// Units `first..first + count`: their runs in memory order, each cut into pieces of at
+    /// most [`SCAN_BLOCK`] elements (or read element by element when short or strided), each
+    /// piece searched for its maximum's position only when that can change its output.
+    ///
+    /// Written once over the inner loops `P` and inlined into a function per instruction set.
+    #[inline(always)]
+    fn scan_task<T: Lanes, O: FromIndex, const LAST: bool, P: Prims>(
+        &self,
+        ctx: &Units<'_>,
+        first: usize,
+        count: usize,
+        outputs: &Outputs<O>,
+    ) {
+        let Units { run, m, .. } = *ctx;
+        let (len, step) = (run.size, run.index_stride);
+        let vectors = run.stride == 1 && len * T::SIZE >= ARGMAX_MIN_RUN_BYTES;
+        let monotonic = self.plan.monotonic;
+        let data = self.data;
+        let mut state = State::<T::Key>::new(count * m);
+        let mut unit_slots = Vec::with_capacity(count);
+        for (u, unit) in Walk::new(ctx.unit_dims, first, count).enumerate() {
+            unit_slots.push(unit.slot);
+            let steps = if ctx.listed.is_empty() {
+                Steps::Walked(Walk::new(&ctx.local, 0, ctx.steps))
+            } else {
+                Steps::Listed(ctx.listed.iter())
+            };
+            for at in steps {
+                let output = u * m + at.slot;
+                let start = unit.offset + at.offset;
+                if !vectors {
+                    for j in 0..len {
+                        let key = T::read(&data[(start + j * run.stride) * T::SIZE..]).key();
+                        state.offer::<LAST>(output, key, at.index + j * step);
+                    }
+                    continue;
+                }
+                let mut j = 0;
+                while j < len {
+                    let n = (len - j).min(SCAN_BLOCK);
+                    let piece = Piece {
+                        start: start + j,
+                        len: n,
+                        index: at.index + j * step,
+                    };
+                    // SAFETY: `P` is the instruction set of the function this is inlined into.
+                    let max = unsafe { P::piece_max::<T>(data, piece) };
+                    if state.may_take::<LAST>(output, max, monotonic) {
+                        let bytes = &data[piece.start * T::SIZE..(piece.start + n) * T::SIZE];
+                        // SAFETY: as above.
+                        if let Some(p) = unsafe { P::locate::<T, LAST>(bytes, max) } {
+                            state.offer::<LAST>(output, max, piece.index + p * step);
+                        }
+                    }
+                    j += n;
+                }
+            }
+        }
+        for (u, &unit_slot) in unit_slots.iter().enumerate() {
+            for (i, &slot) in ctx.slots.iter().enumerate() {
+                let index = state.index[u * m + i];
+                // SAFETY: the task's units are its own, and map to distinct slots.
+                unsafe { outputs.set(unit_slot + slot, self.finish::<LAST>(index)) };
+            }
+        }
+    }
+
+    /// Few units: each output's reduction split across threads, in order of the outputs.
+    fn scan_split<T: Lanes, O: FromIndex, const LAST: bool>(&self, outputs: &Outputs<O>) {
+        let plan = self.plan;
+        let q = plan.reduced_len();
+        let piece = TASK_ELEMENTS.max(q.div_ceil(ARGMAX_SPLIT_FACTOR * threads()));
+        for at in Walk::new(&plan.outer, 0, plan.outputs()) {
+            let parts = map_ranges(q, piece, true, |q0, q1| {
+                self.reduce_output::<T, LAST>(at, q0, q1, &mut Vec::new())
+            });
+            let mut best = Best::none();
+            for part in parts {
+                best.offer::<LAST>(part);
+            }
+            // SAFETY: this thread alone writes outputs here.
+            unsafe { outputs.set(at.slot, self.finish::<LAST>(best.index)) };
+        }
+    }
+
+    /// The best element among positions `q0..q1` of the reduced walk (memory order) of the
+    /// output at `output`. Contiguous runs are cut into pieces of at most a block and short
+    /// runs gathered, so that each group of pieces reduced together holds about
+    /// [`SCAN_BLOCK`] elements; `pieces` is scratch.
+    fn reduce_output<T: Lanes, const LAST: bool>(
+        &self,
+        output: At,
+        q0: usize,
+        q1: usize,
+        pieces: &mut Vec<Piece>,
+    ) -> Best<T::Key> {
+        let (run, outer) = self.plan.reduced.split_last().expect("a reduced dimension");
+        let (len, step) = (run.size, run.index_stride);
+        let vectors = run.stride == 1 && len * T::SIZE >= ARGMAX_MIN_RUN_BYTES;
+        let mut best = Best::none();
+        let first_run = q0 / len;
+        let runs = q1.div_ceil(len) - first_run;
+        pieces.clear();
+        let mut grouped = 0;
+        for (r, at) in Walk::new(outer, first_run, runs).enumerate() {
+            let run_start = (first_run + r) * len;
+            let j0 = q0.saturating_sub(run_start);
+            let n = (q1 - run_start).min(len) - j0;
+            let start = output.offset + at.offset + j0 * run.stride;
+            let index = at.index + j0 * step;
+            if !vectors {
+                for j in 0..n {
+                    let key = T::read(&self.data[(start + j * run.stride) * T::SIZE..]).key();
+                    best.offer_key::<LAST>(key, index + j * step);
+                }
+                continue;
+            }
+            let mut j = 0;
+            while j < n {
+                let m = (n - j).min(SCAN_BLOCK);
+                if grouped + m > SCAN_BLOCK && !pieces.is_empty() {
+                    self.scan_group::<T, LAST>(pieces, step, &mut best);
+                    pieces.clear();
+                    grouped = 0;
+                }
+                pieces.push(Piece {
+                    start: start + j,
+                    len: m,
+                    index: index + j * step,
+                });
+                grouped += m;
+                j += m;
+            }
+        }
+        if !pieces.is_empty() {
+            self.scan_group::<T, LAST>(pieces, step, &mut best);
+        }
+        best
+    }
+
+    /// Folds a group of contiguous pieces (in walk order; indices `step` apart within each)
+    /// into `best`: their maximum first, and its position only where it can change the result.
+    fn scan_group<T: Lanes, const LAST: bool>(
+        &self,
+        pieces: &[Piece],
+        step: usize,
+        best: &mut Best<T::Key>,
+    ) {
+        let max = block_max::<T>(self.isa, self.data, pieces);
+        let monotonic = self.plan.monotonic;
+        let look = !best.found || max > best.key || (max == best.key && (LAST || !monotonic));
+        if !look {
+            return;
+        }
+        let bytes = |p: &Piece| &self.data[p.start * T::SIZE..(p.start + p.len) * T::SIZE];
+        let mut offer = |p: &Piece| match locate::<T, LAST>(self.isa, bytes(p), max) {
+            Some(j) => {
+                best.offer_key::<LAST>(max, p.index + j * step);
+                true
+            }
+            None => false,
+        };
+        if !monotonic {
+            // Indices do not grow along the walk: every piece's candidate counts.
+            for p in pieces {
+                offer(p);
+            }
+        } else if LAST {
+            let _ = pieces.iter().rev().any(&mut offer);
+        } else {
+            let _ = pieces.iter().any(&mut offer);
+        }
+    }
+}
+
+/// [`Job::scan_task`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scan_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
+    job: &Job<'_>,
+    ctx: &Units<'_>,
+    first: usize,
+    count: usize,
+    outputs: &Outputs<O>,
+) {
+    job.scan_task::<T, O, LAST, Avx2Prims>(ctx, first, count, outputs);
+}

@@ -1,0 +1,831 @@
+//! ArgMax tests: the documented examples, edge cases, and every path (memory-order plans,
+//! both instruction sets, both sides of each threshold) against a plain reference.
+
+use crate::simd::Isa;
+use crate::test_tensors::{elements, packed, strided, Scalar};
+use crate::tests::execute;
+use half::f16;
+use opconform_backend::{
+    ArgMaxDesc, AxisDirection, BackendError, DataType, Level, OperatorDesc, Tensor, TensorDesc,
+};
+
+const INC: AxisDirection = AxisDirection::Increasing;
+const DEC: AxisDirection = AxisDirection::Decreasing;
+
+/// Runs ArgMax at 4_1 with a packed output of `O`.
+fn argmax<O: Scalar>(
+    input: &Tensor,
+    axes: &[u32],
+    direction: AxisDirection,
+) -> Result<Vec<O>, BackendError> {
+    let mut sizes = input.desc.sizes.clone();
+    for &a in axes {
+        sizes[a as usize] = 1;
+    }
+    let op = OperatorDesc::ArgMax(ArgMaxDesc {
+        input: input.desc.clone(),
+        output: TensorDesc::packed(O::TYPE, &sizes),
+        axes: axes.to_vec(),
+        axis_direction: direction,
+    });
+    let outputs = execute(&op, std::slice::from_ref(input), Level::dml(0x4100))?;
+    Ok(elements::<O>(&outputs[0]))
+}
+
+fn example_input() -> Tensor {
+    #[rustfmt::skip]
+    let values = [
+        1., 2., 3.,
+        3., 0., 4.,
+        2., 5., 2.,
+    ];
+    packed::<f32>(&[3, 3], &values)
+}
+
+// --- The documented examples (003_b0ebd827180f1e7d.txt) ---
+
+#[test]
+fn example_1_columns() {
+    assert_eq!(
+        argmax::<u32>(&example_input(), &[0], INC).unwrap(),
+        [1, 2, 1]
+    );
+}
+
+#[test]
+fn example_2_rows() {
+    assert_eq!(
+        argmax::<u32>(&example_input(), &[1], INC).unwrap(),
+        [2, 2, 1]
+    );
+}
+
+#[test]
+fn example_3_whole_tensor() {
+    assert_eq!(argmax::<u32>(&example_input(), &[0, 1], INC).unwrap(), [7]);
+}
+
+#[test]
+fn documented_tie_example_both_directions() {
+    let input = packed::<f32>(&[5], &[3., 2., 1., 2., 3.]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [0]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [4]);
+}
+
+#[test]
+fn examples_at_3_0_with_every_output_type() {
+    let op = |output: DataType| {
+        OperatorDesc::ArgMax(ArgMaxDesc {
+            input: TensorDesc::packed(DataType::Float32, &[3, 3]),
+            output: TensorDesc::packed(output, &[1, 3]),
+            axes: vec![0],
+            axis_direction: INC,
+        })
+    };
+    let run = |output| {
+        execute(&op(output), &[example_input()], Level::dml(0x3000))
+            .unwrap()
+            .remove(0)
+    };
+    assert_eq!(elements::<u32>(&run(DataType::Uint32)), [1, 2, 1]);
+    assert_eq!(elements::<i32>(&run(DataType::Int32)), [1, 2, 1]);
+    assert_eq!(elements::<u64>(&run(DataType::Uint64)), [1, 2, 1]);
+    assert_eq!(elements::<i64>(&run(DataType::Int64)), [1, 2, 1]);
+}
+
+// --- Edge cases ---
+
+#[test]
+fn unsorted_axes_give_the_increasing_axis_order_index() {
+    assert_eq!(argmax::<u32>(&example_input(), &[1, 0], INC).unwrap(), [7]);
+}
+
+#[test]
+fn ties_in_both_directions_and_signed_zero() {
+    let input = packed::<i8>(&[6], &[-5, 7, -9, 7, 7, 0]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [1]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [4]);
+    // -0.0 and +0.0 tie.
+    let input = packed::<f32>(&[4], &[-1., -0.0, 0.0, -2.]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [1]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [2]);
+    let input = packed::<f32>(&[3], &[0.0, -0.0, -3.]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [1]);
+    // All equal: first and last.
+    let input = packed::<u8>(&[2, 3], &[4; 6]);
+    assert_eq!(argmax::<u32>(&input, &[1], INC).unwrap(), [0, 0]);
+    assert_eq!(argmax::<u32>(&input, &[1], DEC).unwrap(), [2, 2]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [1, 1, 1]);
+    // The smallest value everywhere (the running maximum starts below it).
+    let input = packed::<i64>(&[3], &[i64::MIN; 3]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [0]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [2]);
+}
+
+#[test]
+fn nan_is_the_maximum() {
+    let nan = f32::NAN;
+    let negative_nan = f32::from_bits(0xffc0_0001);
+    let input = packed::<f32>(&[5], &[1., nan, f32::INFINITY, negative_nan, 5.]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [1]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [3]);
+    let input = packed::<f16>(
+        &[2, 3],
+        &[
+            f16::from_f32(1.),
+            f16::NAN,
+            f16::INFINITY,
+            f16::from_f32(-1.),
+            f16::NEG_INFINITY,
+            f16::from_f32(-0.5),
+        ],
+    );
+    assert_eq!(argmax::<u32>(&input, &[1], INC).unwrap(), [1, 2]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [0, 0, 0]);
+    assert_eq!(argmax::<u32>(&input, &[0, 1], DEC).unwrap(), [1]);
+}
+
+#[test]
+fn wide_integers_compare_exactly() {
+    // Through f64 the first two would be equal (2^63 - 2 and 2^63 - 1 round alike).
+    let input = packed::<i64>(&[3], &[i64::MAX - 1, i64::MAX, i64::MAX - 2]);
+    assert_eq!(argmax::<u64>(&input, &[0], INC).unwrap(), [1]);
+    assert_eq!(argmax::<u64>(&input, &[0], DEC).unwrap(), [1]);
+    let input = packed::<u64>(&[3], &[u64::MAX, u64::MAX - 1, 1 << 63]);
+    assert_eq!(argmax::<i64>(&input, &[0], DEC).unwrap(), [0]);
+    let input = packed::<u32>(&[2], &[u32::MAX - 1, u32::MAX]);
+    assert_eq!(argmax::<i32>(&input, &[0], INC).unwrap(), [1]);
+    let input = packed::<i16>(&[3], &[-1, i16::MIN, i16::MAX]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [2]);
+    let input = packed::<u16>(&[3], &[u16::MAX, 0, 1]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [0]);
+}
+
+#[test]
+fn middle_and_multiple_axes() {
+    // Input {2,3,2}: element (a,b,c) at row-major index 6a + 2b + c.
+    #[rustfmt::skip]
+    let values = [
+        5, 1,   9, 0,   5, 8,
+        2, 2,   2, 7,   3, 7,
+    ];
+    let input = packed::<i32>(&[2, 3, 2], &values);
+    // Axis 1: (a, c) sequences: (0,0) {5,9,5} -> 1; (0,1) {1,0,8} -> 2;
+    // (1,0) {2,2,3} -> 2; (1,1) {2,7,7} -> 1 first, 2 last.
+    assert_eq!(argmax::<u32>(&input, &[1], INC).unwrap(), [1, 2, 2, 1]);
+    assert_eq!(argmax::<u32>(&input, &[1], DEC).unwrap(), [1, 2, 2, 2]);
+    // Axes {0,2}: per b, elements in (a, c) order: b=0 {5,1,2,2} -> 0; b=1 {9,0,2,7} -> 0;
+    // b=2 {5,8,3,7} -> 1.
+    assert_eq!(argmax::<u32>(&input, &[0, 2], INC).unwrap(), [0, 0, 1]);
+    assert_eq!(argmax::<u32>(&input, &[2, 0], INC).unwrap(), [0, 0, 1]);
+    // Axes {1,2}: per a: a=0 {5,1,9,0,5,8} -> 2; a=1 {2,2,2,7,3,7} -> 3 first, 5 last.
+    assert_eq!(argmax::<u32>(&input, &[1, 2], INC).unwrap(), [2, 3]);
+    assert_eq!(argmax::<u32>(&input, &[1, 2], DEC).unwrap(), [2, 5]);
+    // Axis 0: per (b,c): {5,2} {1,2} {9,2} {0,7} {5,3} {8,7} -> 0 1 0 1 0 0.
+    assert_eq!(
+        argmax::<u32>(&input, &[0], INC).unwrap(),
+        [0, 1, 0, 1, 0, 0]
+    );
+    // A reduced axis of size 1 contributes nothing to the index.
+    let input = packed::<i32>(&[1, 3], &[4, 6, 5]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [0, 0, 0]);
+    assert_eq!(argmax::<u32>(&input, &[0, 1], INC).unwrap(), [1]);
+}
+
+#[test]
+fn strided_and_broadcast_inputs() {
+    // Logical {2,3} stored transposed: strides {1,2}; buffer [a00, a10, a01, a11, a02, a12].
+    let input = strided::<f32>(&[2, 3], Some(&[1, 2]), &[1., 6., 3., 4., 2., 5.]);
+    // Logical rows: [1, 3, 2] and [6, 4, 5].
+    assert_eq!(argmax::<u32>(&input, &[1], INC).unwrap(), [1, 0]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [1, 1, 1]);
+    assert_eq!(argmax::<u32>(&input, &[0, 1], INC).unwrap(), [3]);
+    // Broadcast: {4,2} with strides {0,1}: every row is [7, 3] so all rows tie.
+    let input = strided::<u8>(&[4, 2], Some(&[0, 1]), &[7, 3]);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [0, 0]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [3, 3]);
+    assert_eq!(argmax::<u32>(&input, &[0, 1], DEC).unwrap(), [6]);
+    // Padded rows: {2,2} with strides {3,1}, buffer [9, 1, 100, 2, 8].
+    let input = strided::<i16>(&[2, 2], Some(&[3, 1]), &[9, 1, 100, 2, 8]);
+    assert_eq!(argmax::<u32>(&input, &[0, 1], INC).unwrap(), [0]);
+    assert_eq!(argmax::<u32>(&input, &[1], INC).unwrap(), [0, 1]);
+}
+
+#[test]
+fn strided_tail_of_side_by_side_outputs() {
+    // Logical {3,4} stored column-major (strides {1,3}): element (r,c) at r + 3c.
+    //   r0: [5, 1, 7, 7]
+    //   r1: [2, 9, 7, 3]
+    //   r2: [5, 0, 1, 8]
+    let buffer = [5, 2, 5, 1, 9, 0, 7, 7, 1, 7, 3, 8];
+    let input = strided::<i32>(&[3, 4], Some(&[1, 3]), &buffer);
+    assert_eq!(argmax::<u32>(&input, &[0], INC).unwrap(), [0, 1, 0, 2]);
+    assert_eq!(argmax::<u32>(&input, &[0], DEC).unwrap(), [2, 1, 1, 2]);
+    assert_eq!(argmax::<u32>(&input, &[1], INC).unwrap(), [2, 1, 3]);
+    assert_eq!(argmax::<u32>(&input, &[1], DEC).unwrap(), [3, 1, 3]);
+}
+
+#[test]
+fn strided_output() {
+    let op = OperatorDesc::ArgMax(ArgMaxDesc {
+        input: TensorDesc::packed(DataType::Float32, &[3, 3]),
+        output: TensorDesc::with_strides(DataType::Uint32, &[3, 1], Some(&[2, 1])).unwrap(),
+        axes: vec![1],
+        axis_direction: INC,
+    });
+    let out = execute(&op, &[example_input()], Level::dml(0x3000))
+        .unwrap()
+        .remove(0);
+    assert_eq!(elements::<u32>(&out), [2, 2, 1]);
+    assert_eq!(&out.data[4..8], &[0xAB; 4]);
+}
+
+#[test]
+fn sixty_four_bit_inputs_need_4_1() {
+    let op = OperatorDesc::ArgMax(ArgMaxDesc {
+        input: TensorDesc::packed(DataType::Int64, &[2]),
+        output: TensorDesc::packed(DataType::Uint32, &[1]),
+        axes: vec![0],
+        axis_direction: INC,
+    });
+    let input = packed::<i64>(&[2], &[1, 2]);
+    let err = execute(&op, &[input], Level::dml(0x4000)).unwrap_err();
+    assert!(
+        matches!(&err, BackendError::Invalid { rules, .. } if rules == &["ARGMAX.SUPPORT_DATA_TYPE"]),
+        "{err}"
+    );
+}
+
+/// A naive ArgMax, written independently of the kernels, for large generated inputs:
+/// visits every input element in row-major order and keeps, per output, the best value
+/// and its flat index over the reduced axes.
+fn reference(values: &[f32], sizes: &[usize], axes: &[usize], last: bool) -> Vec<u32> {
+    let rank = sizes.len();
+    let out_sizes: Vec<usize> = (0..rank)
+        .map(|d| if axes.contains(&d) { 1 } else { sizes[d] })
+        .collect();
+    let out_count: usize = out_sizes.iter().product();
+    let mut best: Vec<Option<(f32, u32)>> = vec![None; out_count];
+    let mut coords = vec![0usize; rank];
+    for &v in values {
+        let mut out_index = 0;
+        let mut reduced_index = 0;
+        for d in 0..rank {
+            out_index = out_index * out_sizes[d] + if axes.contains(&d) { 0 } else { coords[d] };
+            if axes.contains(&d) {
+                reduced_index = reduced_index * sizes[d] + coords[d];
+            }
+        }
+        let replace = match best[out_index] {
+            None => true,
+            Some((b, _)) => v > b || (last && v == b),
+        };
+        if replace {
+            best[out_index] = Some((v, reduced_index as u32));
+        }
+        for d in (0..rank).rev() {
+            coords[d] += 1;
+            if coords[d] < sizes[d] {
+                break;
+            }
+            coords[d] = 0;
+        }
+    }
+    best.into_iter().map(|b| b.unwrap().1).collect()
+}
+
+#[test]
+fn large_inputs_match_the_naive_reference() {
+    // Small integers as floats: many ties, exercising both directions.
+    let make = |count: usize| -> Vec<f32> {
+        let mut x: u32 = 12345;
+        (0..count)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                ((x >> 16) % 97) as f32
+            })
+            .collect()
+    };
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[300, 400], &[1]),         // innermost axis, many rows
+        (&[300, 400], &[0]),         // outer axis, tail of 400
+        (&[120_000], &[0]),          // one large reduction (split over the range)
+        (&[100_000, 3], &[0]),       // few outputs, long outer reduction
+        (&[4, 50_000], &[1]),        // few rows, long inner reduction
+        (&[2, 70_000], &[0]),        // few rows, many tail blocks
+        (&[20, 30, 40, 5], &[1, 3]), // interleaved axes
+        (&[20, 30, 40, 5], &[0, 2]), // interleaved axes, tail of 5
+        (&[7, 11, 13, 17], &[0, 1, 2, 3]),
+    ];
+    for &(sizes, axes) in cases {
+        let count: usize = sizes.iter().product();
+        let values = make(count);
+        let sizes32: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
+        let axes32: Vec<u32> = axes.iter().map(|&a| a as u32).collect();
+        let input = packed::<f32>(&sizes32, &values);
+        for (direction, last) in [(INC, false), (DEC, true)] {
+            let got = argmax::<u32>(&input, &axes32, direction).unwrap();
+            let expected = reference(&values, sizes, axes, last);
+            assert_eq!(got, expected, "sizes {sizes:?} axes {axes:?} last {last}");
+        }
+    }
+}
+
+#[test]
+fn nan_and_signed_zero_in_large_vectorised_scans() {
+    // Large enough for the vectorised paths (whole blocks, the outer-axis rows, split
+    // ranges): the maximum is a NaN (of either sign) where one is planted, and ties
+    // between -0.0 and +0.0 where the maximum is zero.
+    let rank_of = |v: f32| -> (u8, f32) {
+        if v.is_nan() {
+            (1, 0.0)
+        } else {
+            (0, if v == 0.0 { 0.0 } else { v })
+        }
+    };
+    let reference = |values: &[f32], rows: usize, cols: usize, axis: usize, last: bool| {
+        let (outer, reduced) = if axis == 1 {
+            (rows, cols)
+        } else {
+            (cols, rows)
+        };
+        (0..outer)
+            .map(|o| {
+                let at = |q: usize| {
+                    if axis == 1 {
+                        o * cols + q
+                    } else {
+                        q * cols + o
+                    }
+                };
+                let mut best = 0;
+                for q in 1..reduced {
+                    let (a, b) = (rank_of(values[at(q)]), rank_of(values[at(best)]));
+                    if a > b || (last && a == b) {
+                        best = q;
+                    }
+                }
+                best as u32
+            })
+            .collect::<Vec<u32>>()
+    };
+    let (rows, cols) = (257usize, 3000usize);
+    let mut x: u32 = 99;
+    let mut values: Vec<f32> = (0..rows * cols)
+        .map(|_| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            match x >> 28 {
+                0..=5 => -(((x >> 8) % 1000) as f32) - 1.0,
+                6..=10 => 0.0,
+                _ => -0.0,
+            }
+        })
+        .collect();
+    // Rows 0..100: a NaN somewhere (negative ones too); columns 0..50: likewise.
+    for r in 0..100 {
+        let nan = if r % 2 == 0 { f32::NAN } else { -f32::NAN };
+        values[r * cols + (r * 37) % cols] = nan;
+        values[r * cols + (r * 91) % cols] = nan;
+    }
+    for c in 0..50 {
+        values[((c * 13) % rows) * cols + c] = f32::from_bits(0xffc0_0000 | c as u32);
+    }
+    let input = packed::<f32>(&[rows as u32, cols as u32], &values);
+    for (direction, last) in [(INC, false), (DEC, true)] {
+        for axis in [0usize, 1] {
+            let got = argmax::<u32>(&input, &[axis as u32], direction).unwrap();
+            assert_eq!(
+                got,
+                reference(&values, rows, cols, axis, last),
+                "axis {axis} last {last}"
+            );
+        }
+        // The whole tensor: the first (last) NaN in row-major order.
+        let whole = argmax::<u32>(&input, &[0, 1], direction).unwrap();
+        let nans: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_nan()).collect();
+        let expected = if last { nans[nans.len() - 1] } else { nans[0] };
+        assert_eq!(whole, [expected as u32], "whole, last {last}");
+    }
+}
+
+// --- Every path against a plain reference --------------------------------------------------
+
+/// An element as the reference compares it: NaN above every number (all NaNs equal), -0.0
+/// equal to +0.0 (as `f64` compares them), integers exactly.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+enum RefValue {
+    Int(i128),
+    Float(f64),
+    Nan,
+}
+
+/// The element at byte `at` of `data`, read independently of the kernels' element code.
+fn ref_value(data_type: DataType, data: &[u8], at: usize) -> RefValue {
+    let b = |n: usize| -> [u8; 8] {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(&data[at..at + n]);
+        w
+    };
+    let float = |v: f64| {
+        if v.is_nan() {
+            RefValue::Nan
+        } else {
+            RefValue::Float(v)
+        }
+    };
+    match data_type {
+        DataType::Float64 => float(f64::from_le_bytes(b(8))),
+        DataType::Float32 => float(f64::from(f32::from_le_bytes(b(4)[..4].try_into().unwrap()))),
+        DataType::Float16 => {
+            float(f16::from_bits(u16::from_le_bytes([data[at], data[at + 1]])).to_f64())
+        }
+        DataType::Int64 => RefValue::Int(i128::from(i64::from_le_bytes(b(8)))),
+        DataType::Int32 => RefValue::Int(i128::from(i32::from_le_bytes(
+            b(4)[..4].try_into().unwrap(),
+        ))),
+        DataType::Int16 => RefValue::Int(i128::from(i16::from_le_bytes([data[at], data[at + 1]]))),
+        DataType::Int8 => RefValue::Int(i128::from(data[at] as i8)),
+        DataType::Uint64 => RefValue::Int(i128::from(u64::from_le_bytes(b(8)))),
+        DataType::Uint32 => RefValue::Int(i128::from(u32::from_le_bytes(
+            b(4)[..4].try_into().unwrap(),
+        ))),
+        DataType::Uint16 => RefValue::Int(i128::from(u16::from_le_bytes([data[at], data[at + 1]]))),
+        DataType::Uint8 => RefValue::Int(i128::from(data[at])),
+    }
+}
+
+/// The plain ArgMax: every logical element visited in row-major order through the strides;
+/// per output, the best value and its flat index over the reduced axes (in increasing axis
+/// order); ties to the lowest index, or with `last` the highest.
+fn reference_argmax(desc: &TensorDesc, data: &[u8], axes: &[u32], last: bool) -> Vec<u64> {
+    let sizes: Vec<usize> = desc.sizes.iter().map(|&s| s as usize).collect();
+    let strides = desc.effective_strides();
+    let rank = sizes.len();
+    let reduced = |d: usize| axes.contains(&(d as u32));
+    let outputs: usize = (0..rank)
+        .filter(|&d| !reduced(d))
+        .map(|d| sizes[d])
+        .product();
+    let mut best: Vec<Option<(RefValue, u64)>> = vec![None; outputs];
+    let count: usize = sizes.iter().product();
+    let mut coords = vec![0usize; rank];
+    let size = desc.data_type.size_in_bytes();
+    for _ in 0..count {
+        let (mut out, mut index, mut offset) = (0usize, 0u64, 0u64);
+        for d in 0..rank {
+            if reduced(d) {
+                index = index * sizes[d] as u64 + coords[d] as u64;
+            } else {
+                out = out * sizes[d] + coords[d];
+            }
+            offset += coords[d] as u64 * strides[d];
+        }
+        let value = ref_value(desc.data_type, data, offset as usize * size);
+        let replace = match best[out] {
+            None => true,
+            Some((b, _)) => value > b || (last && value == b),
+        };
+        if replace {
+            best[out] = Some((value, index));
+        }
+        for d in (0..rank).rev() {
+            coords[d] += 1;
+            if coords[d] < sizes[d] {
+                break;
+            }
+            coords[d] = 0;
+        }
+    }
+    best.into_iter().map(|b| b.unwrap().1).collect()
+}
+
+/// Runs the kernels with `isa` (UINT64 output) and returns the output indices.
+fn run_isa(input: &Tensor, axes: &[u32], last: bool, isa: Isa) -> Vec<u64> {
+    let mut out_sizes = input.desc.sizes.clone();
+    for &a in axes {
+        out_sizes[a as usize] = 1;
+    }
+    let desc = ArgMaxDesc {
+        input: input.desc.clone(),
+        output: TensorDesc::packed(DataType::Uint64, &out_sizes),
+        axes: axes.to_vec(),
+        axis_direction: if last { DEC } else { INC },
+    };
+    let mut output = crate::test_tensors::poisoned(&desc.output);
+    super::run_with(&desc, input, &mut output, isa).unwrap();
+    elements::<u64>(&output)
+}
+
+/// Checks every instruction set, both directions, against the reference.
+fn check_all(input: &Tensor, axes: &[u32], what: &str) {
+    for last in [false, true] {
+        let expected = reference_argmax(&input.desc, &input.data, axes, last);
+        for isa in Isa::available() {
+            let got = run_isa(input, axes, last, isa);
+            assert!(
+                got == expected,
+                "{what}: {:?} sizes {:?} strides {:?} axes {axes:?} last {last} {isa:?}: \
+                 first difference at output {}",
+                input.desc.data_type,
+                input.desc.sizes,
+                input.desc.strides,
+                got.iter()
+                    .zip(&expected)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(usize::MAX),
+            );
+        }
+    }
+}
+
+/// A small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 11
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Random bytes for `count` elements of `data_type` drawn from few values (many ties), with
+/// signed zeros, infinities and NaNs of both signs among the floats.
+fn tie_heavy(data_type: DataType, count: usize, rng: &mut Rng) -> Vec<u8> {
+    let mut out = Vec::with_capacity(count * data_type.size_in_bytes());
+    for _ in 0..count {
+        let r = rng.below(1 << 20);
+        let f = match r % 16 {
+            0 => -0.0,
+            1 => 0.0,
+            2 if r % 64 == 2 => f64::NAN,
+            3 if r % 64 == 3 => -f64::NAN,
+            4 => f64::NEG_INFINITY,
+            5 if r % 32 == 5 => f64::INFINITY,
+            k => (k as f64 - 8.0) * 0.5,
+        };
+        let i = (r % 9) as i64 - 4;
+        match data_type {
+            DataType::Float64 => out.extend_from_slice(&f.to_le_bytes()),
+            DataType::Float32 => out.extend_from_slice(&(f as f32).to_le_bytes()),
+            DataType::Float16 => out.extend_from_slice(&f16::from_f64(f).to_bits().to_le_bytes()),
+            DataType::Int64 => out.extend_from_slice(&(i * (i64::MAX / 4)).to_le_bytes()),
+            DataType::Int32 => {
+                out.extend_from_slice(&((i * (i32::MAX as i64 / 4)) as i32).to_le_bytes())
+            }
+            DataType::Int16 => out.extend_from_slice(&((i * 8000) as i16).to_le_bytes()),
+            DataType::Int8 => out.push((i * 30) as i8 as u8),
+            DataType::Uint64 => out.extend_from_slice(&(((i + 4) as u64) << 61).to_le_bytes()),
+            DataType::Uint32 => out.extend_from_slice(&(((i + 4) as u32) << 29).to_le_bytes()),
+            DataType::Uint16 => out.extend_from_slice(&(((i + 4) as u16) << 13).to_le_bytes()),
+            DataType::Uint8 => out.push(((i + 4) as u8) << 5),
+        }
+    }
+    out
+}
+
+/// A tensor of `sizes` laid out in the memory order `order` (outermost first), with `pad`
+/// extra elements after each dimension's span and stride 0 for the dimensions in `broadcast`,
+/// its buffer filled by [`tie_heavy`].
+fn laid_out(
+    data_type: DataType,
+    sizes: &[u32],
+    order: &[usize],
+    pad: &[u32],
+    broadcast: &[usize],
+    rng: &mut Rng,
+) -> Tensor {
+    let mut strides = vec![0u32; sizes.len()];
+    let mut next = 1u32;
+    for &d in order.iter().rev() {
+        if broadcast.contains(&d) {
+            continue;
+        }
+        strides[d] = next;
+        next *= sizes[d] + pad[d];
+    }
+    let desc = TensorDesc::with_strides(data_type, sizes, Some(&strides)).unwrap();
+    let len = desc.total_tensor_size_in_bytes as usize / data_type.size_in_bytes();
+    Tensor::from_bytes(desc, tie_heavy(data_type, len, rng)).unwrap()
+}
+
+const ALL_TYPES: [DataType; 11] = [
+    DataType::Float32,
+    DataType::Float16,
+    DataType::Float64,
+    DataType::Uint8,
+    DataType::Int8,
+    DataType::Uint16,
+    DataType::Int16,
+    DataType::Uint32,
+    DataType::Int32,
+    DataType::Uint64,
+    DataType::Int64,
+];
+
+#[test]
+fn permuted_padded_and_broadcast_layouts_of_rank_5_to_8_match_the_reference() {
+    let mut rng = Rng(2024);
+    for trial in 0..160 {
+        let rank = 5 + trial % 4;
+        let data_type = ALL_TYPES[trial % ALL_TYPES.len()];
+        let sizes: Vec<u32> = (0..rank)
+            .map(|_| [1, 2, 3, 4, 5, 7][rng.below(6) as usize])
+            .collect();
+        // A random memory order, padding on some dimensions, a broadcast one now and then.
+        let mut order: Vec<usize> = (0..rank).collect();
+        for i in (1..rank).rev() {
+            order.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        let pad: Vec<u32> = (0..rank)
+            .map(|_| {
+                if rng.below(4) == 0 {
+                    1 + rng.below(3) as u32
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let broadcast: Vec<usize> = (0..rank).filter(|_| rng.below(8) == 0).collect();
+        let mut axes: Vec<u32> = (0..rank as u32).filter(|_| rng.below(2) == 0).collect();
+        if axes.is_empty() {
+            axes.push(rng.below(rank as u64) as u32);
+        }
+        let input = laid_out(data_type, &sizes, &order, &pad, &broadcast, &mut rng);
+        check_all(&input, &axes, &format!("trial {trial}"));
+    }
+}
+
+#[test]
+fn transposed_and_permuted_large_inputs_match_the_reference() {
+    let mut rng = Rng(7);
+    // Large enough for blocks, tails, chunks and threads; memory order not the logical one.
+    for (data_type, sizes, order, axes) in [
+        (
+            DataType::Float32,
+            vec![300u32, 257],
+            vec![1usize, 0],
+            vec![0u32],
+        ),
+        (DataType::Float32, vec![300, 257], vec![1, 0], vec![1]),
+        (DataType::Float32, vec![300, 257], vec![1, 0], vec![0, 1]),
+        (DataType::Uint8, vec![40, 30, 50], vec![2, 0, 1], vec![0, 2]),
+        (DataType::Float16, vec![40, 30, 50], vec![1, 2, 0], vec![1]),
+        (
+            DataType::Int64,
+            vec![16, 8, 16, 8],
+            vec![3, 1, 2, 0],
+            vec![1, 3],
+        ),
+        (
+            DataType::Float32,
+            vec![16, 16, 16, 16],
+            vec![0, 1, 2, 3],
+            vec![1, 3],
+        ),
+        (
+            DataType::Float32,
+            vec![16, 16, 16, 16],
+            vec![0, 1, 2, 3],
+            vec![2, 3],
+        ),
+    ] {
+        let pad = vec![0; sizes.len()];
+        let input = laid_out(data_type, &sizes, &order, &pad, &[], &mut rng);
+        check_all(&input, &axes, "large");
+    }
+}
+
+/// Runs `f` on a pool of `threads` threads (the thresholds depend on the thread count).
+fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn both_sides_of_every_argmax_threshold() {
+    use crate::thresholds::*;
+    let mut rng = Rng(99);
+    let packed_tensor = |data_type: DataType, sizes: &[u32], rng: &mut Rng| {
+        let order: Vec<usize> = (0..sizes.len()).collect();
+        laid_out(data_type, sizes, &order, &vec![0; sizes.len()], &[], rng)
+    };
+    on_threads(2, || {
+        let f32_lanes = (ARGMAX_TAIL_BYTES / 4) as u32;
+        let mut shapes: Vec<(DataType, Vec<u32>, Vec<u32>)> = Vec::new();
+        // Runs around the short-run and block lengths (innermost axis reduced).
+        for len in [
+            ARGMAX_MIN_RUN_BYTES / 4 - 1,
+            ARGMAX_MIN_RUN_BYTES / 4,
+            ARGMAX_SCAN_BLOCK - 1,
+            ARGMAX_SCAN_BLOCK,
+            ARGMAX_SCAN_BLOCK + 1,
+        ] {
+            shapes.push((DataType::Float32, vec![3, len as u32], vec![1]));
+        }
+        for len in [ARGMAX_MIN_RUN_BYTES - 1, ARGMAX_MIN_RUN_BYTES] {
+            shapes.push((DataType::Uint8, vec![5, len as u32], vec![1]));
+        }
+        // Short runs gathered into groups (several runs per output), and long ones cut.
+        shapes.push((DataType::Float32, vec![4, 70, 3, 60], vec![1, 3]));
+        shapes.push((DataType::Int16, vec![3, 3, 1500], vec![1, 2]));
+        // Tails around the block of side-by-side outputs, rows around a chunk.
+        for tail in [f32_lanes - 1, f32_lanes, f32_lanes + 1] {
+            shapes.push((DataType::Float32, vec![3, tail], vec![0]));
+        }
+        for rows in [
+            ARGMAX_CHUNK_ROWS - 1,
+            ARGMAX_CHUNK_ROWS,
+            ARGMAX_CHUNK_ROWS + 1,
+        ] {
+            shapes.push((DataType::Uint8, vec![rows as u32, 40], vec![0]));
+        }
+        // Total work around the parallel threshold: 255 × 257 = 65535, 256 × 256 = 65536.
+        shapes.push((DataType::Float32, vec![255, 257], vec![1]));
+        shapes.push((DataType::Float32, vec![256, 256], vec![1]));
+        shapes.push((DataType::Float32, vec![255, 257], vec![0]));
+        shapes.push((DataType::Float32, vec![256, 256], vec![0]));
+        // Outputs (and tail blocks) around the split factor: below it, each reduction is split.
+        let few = (ARGMAX_SPLIT_FACTOR * 2) as u32;
+        for units in [few - 1, few] {
+            shapes.push((DataType::Float32, vec![units, 20_000], vec![1]));
+            shapes.push((DataType::Float64, vec![units, 64, 1024], vec![1]));
+        }
+        // One long reduction of everything (split over the range).
+        shapes.push((DataType::Int32, vec![3, 50_001], vec![0, 1]));
+        for (data_type, sizes, axes) in shapes {
+            let input = packed_tensor(data_type, &sizes, &mut rng);
+            check_all(&input, &axes, "threshold");
+        }
+    });
+}
+
+#[test]
+fn single_thread_and_many_threads_agree() {
+    let mut rng = Rng(5);
+    let order = [0usize, 1, 2];
+    let input = laid_out(
+        DataType::Float32,
+        &[64, 33, 70],
+        &order,
+        &[0, 0, 0],
+        &[],
+        &mut rng,
+    );
+    for axes in [vec![0u32], vec![1], vec![2], vec![0, 2], vec![0, 1, 2]] {
+        on_threads(1, || check_all(&input, &axes, "1 thread"));
+        on_threads(3, || check_all(&input, &axes, "3 threads"));
+    }
+}
+
+#[test]
+fn batched_runs_of_interleaved_outputs_with_ties_match_the_reference() {
+    // Runs long enough for the vector kernels, outputs interleaved between them in memory
+    // (kept dimensions between reduced ones), walks in and out of index order, many ties.
+    let mut rng = Rng(31);
+    for (data_type, sizes, order, axes) in [
+        (
+            DataType::Float32,
+            vec![3u32, 5, 4, 40],
+            vec![0usize, 1, 2, 3],
+            vec![1u32, 3],
+        ),
+        (
+            DataType::Uint8,
+            vec![3, 5, 4, 33],
+            vec![0, 1, 2, 3],
+            vec![1, 3],
+        ),
+        (
+            DataType::Int16,
+            vec![2, 70, 3, 20],
+            vec![0, 1, 2, 3],
+            vec![1, 3],
+        ),
+        // Reduced dimensions out of index order: axis 3 outside axis 1 in memory.
+        (
+            DataType::Float32,
+            vec![3, 24, 4, 9],
+            vec![0, 3, 2, 1],
+            vec![1, 3],
+        ),
+        (DataType::Float64, vec![5, 12, 7], vec![1, 0, 2], vec![0, 2]),
+        // Long runs cut into several pieces of the same output within one batch.
+        (DataType::Float32, vec![3, 5000], vec![0, 1], vec![1]),
+        (DataType::Uint8, vec![4, 3, 1500], vec![0, 1, 2], vec![0, 2]),
+    ] {
+        let pad = vec![0; sizes.len()];
+        let input = laid_out(data_type, &sizes, &order, &pad, &[], &mut rng);
+        check_all(&input, &axes, "batched");
+        on_threads(1, || check_all(&input, &axes, "batched, 1 thread"));
+    }
+}

@@ -1,0 +1,58 @@
+//! Every size at which a kernel of the CPU backend changes path: when work runs in parallel,
+//! how it is cut into tasks, and the block sizes of the vector kernels. `README.md` in this
+//! crate explains each with the inputs that land on either side (for test cases that reach
+//! every path).
+//!
+//! All are element counts unless the name says bytes.
+
+/// Work below this many elements (input elements for ArgMax and NonZeroCoordinates, output
+/// elements for OneHot) runs on the calling thread; at or above it, on rayon's pool when it has
+/// more than one thread.
+pub const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
+
+/// Roughly how many elements one parallel task handles.
+pub const TASK_ELEMENTS: usize = 1 << 15;
+
+/// ArgMax: a contiguous run is reduced in blocks of this many elements (maximum first, then
+/// the position within the block when it can change the result).
+pub const ARGMAX_SCAN_BLOCK: usize = 1024;
+
+/// ArgMax with the innermost dimension reduced: runs of fewer bytes than this (one AVX2
+/// vector), or not contiguous, are scanned element by element; longer ones are reduced in
+/// groups of pieces of about [`ARGMAX_SCAN_BLOCK`] elements (short runs gathered, long ones
+/// cut).
+pub const ARGMAX_MIN_RUN_BYTES: usize = 32;
+
+/// ArgMax with the innermost dimension kept: outputs are reduced side by side in blocks of
+/// `ARGMAX_TAIL_BYTES / element size` (their running maxima stay in the L1 cache).
+pub const ARGMAX_TAIL_BYTES: usize = 8192;
+
+/// ArgMax with the innermost dimension kept: input rows folded at a time (row numbers within a
+/// chunk fit the narrowest lanes).
+pub const ARGMAX_CHUNK_ROWS: usize = 256;
+
+/// ArgMax: with fewer than `ARGMAX_SPLIT_FACTOR × threads` outputs (or tail blocks), each
+/// output's reduction is split across threads instead of the outputs.
+pub const ARGMAX_SPLIT_FACTOR: usize = 4;
+
+/// NonZeroCoordinates: bytes of input per block of the single-pass kernel (blocks are claimed
+/// in order by the workers; a block's nonzero masks stay in cache until its rows are written).
+pub const NONZERO_BLOCK_BYTES: usize = 64 << 10;
+
+/// NonZeroCoordinates: elements per nonzero bit mask.
+pub const NONZERO_MASK_GROUP: usize = 64;
+
+/// NonZeroCoordinates: mask groups with at least this many nonzero elements compute their
+/// coordinates from a table instead of bit by bit.
+pub const NONZERO_DENSE_GROUP: usize = 8;
+
+/// NonZeroCoordinates: bytes of rows gathered before they are copied out.
+pub const NONZERO_STAGE_BYTES: usize = 8192;
+
+/// OneHot: bytes of output filled at a time in a buffer before they are streamed out (outputs
+/// of at least [`STREAM_MIN_BYTES`]).
+pub const ONE_HOT_STAGE_BYTES: usize = 8192;
+
+/// Outputs at least this many bytes long are written with non-temporal stores
+/// (NonZeroCoordinates rows, OneHot outputs).
+pub const STREAM_MIN_BYTES: usize = 16 << 20;

@@ -1,0 +1,193 @@
+//! The memory bandwidth the floor is computed from: read and write, on a given number of
+//! threads, best of several runs, on buffers far larger than the caches.
+
+use rayon::prelude::*;
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Read and write bandwidth in GB/s (10^9 bytes per second).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bandwidth {
+    /// Summing the buffer (every byte read once).
+    pub read_gbs: f64,
+    /// Filling the buffer: the better of plain stores (`fill`) and non-temporal stores.
+    pub write_gbs: f64,
+}
+
+/// Reads every byte of `bytes` once on the current rayon pool (a sum of its words, the
+/// remainder bytes added), returning the sum so that the read cannot be optimised away.
+pub fn read_all(bytes: &[u8]) -> u64 {
+    let threads = rayon::current_num_threads().max(1);
+    let chunk = (bytes.len() / threads).next_multiple_of(4096).max(4096);
+    bytes
+        .par_chunks(chunk)
+        .map(|c| {
+            let (head, words, tail) = unsafe_align(c);
+            head.iter()
+                .chain(tail)
+                .fold(sum_words(words), |a, &b| a.wrapping_add(u64::from(b)))
+        })
+        .reduce(|| 0, u64::wrapping_add)
+}
+
+/// `bytes` as unaligned head bytes, `u64` words and tail bytes.
+fn unsafe_align(bytes: &[u8]) -> (&[u8], &[u64], &[u8]) {
+    // SAFETY: every bit pattern is a valid `u64`; `align_to` keeps the middle aligned.
+    unsafe { bytes.align_to::<u64>() }
+}
+
+/// Sums the `u64` words of `words` with four independent accumulators (so the loop is bound
+/// by memory, not by the add latency).
+pub fn sum_words(words: &[u64]) -> u64 {
+    let mut acc = [0u64; 4];
+    let mut chunks = words.chunks_exact(4);
+    for c in &mut chunks {
+        for k in 0..4 {
+            acc[k] = acc[k].wrapping_add(c[k]);
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .fold(acc.iter().fold(0, |a, &b| a.wrapping_add(b)), |a, &b| {
+            a.wrapping_add(b)
+        })
+}
+
+/// Fills `dst` with `value` bytes using non-temporal stores where the CPU has them (x86-64),
+/// plain stores elsewhere.
+fn fill_streaming(dst: &mut [u8], value: u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_set1_epi8, _mm_sfence, _mm_stream_si128};
+        let head = dst.as_ptr().align_offset(16).min(dst.len());
+        let (head_bytes, rest) = dst.split_at_mut(head);
+        head_bytes.fill(value);
+        let body = rest.len() & !15;
+        // SAFETY: SSE2 is part of the x86-64 baseline; `rest` starts 16-byte aligned and each
+        // 16-byte store at `i < body <= rest.len()` is in bounds.
+        unsafe {
+            let v = _mm_set1_epi8(value as i8);
+            for i in (0..body).step_by(16) {
+                _mm_stream_si128(rest.as_mut_ptr().add(i).cast::<__m128i>(), v);
+            }
+            _mm_sfence();
+        }
+        rest[body..].fill(value);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.fill(value);
+}
+
+/// Measures [`Bandwidth`] on the current rayon pool (its thread count) with a buffer of
+/// `bytes` bytes, best of `reps` runs of each measurement.
+pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
+    let threads = rayon::current_num_threads().max(1);
+    let words = bytes / 8;
+    // Backed by huge pages where the system allows, like the benchmark's tensors.
+    let mut buffer: Vec<u64> = huge_words(words);
+    let chunk = words.div_ceil(threads).max(1);
+    let best = |f: &mut dyn FnMut()| {
+        (0..reps.max(1))
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    // One untimed pass of each first (page faults, frequency).
+    let mut read = || {
+        let sum: u64 = buffer
+            .par_chunks(chunk)
+            .map(sum_words)
+            .reduce(|| 0, u64::wrapping_add);
+        black_box(sum);
+    };
+    read();
+    let read_s = best(&mut read);
+    let mut value = 0u8;
+    let mut plain = || {
+        value = value.wrapping_add(1);
+        let bytes: &mut [u8] = bytemuck_u8(&mut buffer);
+        bytes
+            .par_chunks_mut(chunk * 8)
+            .for_each(|d| d.fill(black_box(value)));
+    };
+    plain();
+    let plain_s = best(&mut plain);
+    let mut streaming = || {
+        value = value.wrapping_add(1);
+        let bytes: &mut [u8] = bytemuck_u8(&mut buffer);
+        bytes
+            .par_chunks_mut(chunk * 8)
+            .for_each(|d| fill_streaming(d, black_box(value)));
+    };
+    streaming();
+    let stream_s = best(&mut streaming);
+    black_box(&buffer);
+    let gbs = |s: f64| (words * 8) as f64 / s / 1e9;
+    Bandwidth {
+        read_gbs: gbs(read_s),
+        write_gbs: gbs(plain_s.min(stream_s)),
+    }
+}
+
+/// `words` zeroed `u64`s, backed by huge pages where the system allows (see
+/// [`crate::case::buffer`]).
+fn huge_words(words: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = Vec::with_capacity(words);
+    #[cfg(target_os = "linux")]
+    {
+        let start = v.as_mut_ptr() as usize;
+        let aligned = start.next_multiple_of(4096);
+        let end = (start + words * 8) / 4096 * 4096;
+        if end > aligned {
+            // SAFETY: the range lies inside the vector's allocation; MADV_HUGEPAGE changes
+            // only how its pages are backed.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    v.resize(words, 0x0101_0101_0101_0101);
+    v
+}
+
+/// The bytes of `words`.
+fn bytemuck_u8(words: &mut [u64]) -> &mut [u8] {
+    let len = std::mem::size_of_val(words);
+    // SAFETY: `u8` has no alignment or validity requirements; the slice covers exactly the
+    // memory of `words`, which it borrows mutably for its lifetime.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), len) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_and_fills_are_exact() {
+        let words: Vec<u64> = (1..=11).collect();
+        assert_eq!(sum_words(&words), 66);
+        for offset in 0..17 {
+            let mut bytes = [0u8; 100];
+            fill_streaming(&mut bytes[offset..offset + 70], 9);
+            assert!(bytes[offset..offset + 70].iter().all(|&b| b == 9));
+            assert!(bytes[..offset]
+                .iter()
+                .chain(&bytes[offset + 70..])
+                .all(|&b| b == 0));
+        }
+    }
+
+    #[test]
+    fn bandwidth_is_positive() {
+        let b = measure(1 << 20, 2);
+        assert!(b.read_gbs > 0.0 && b.write_gbs > 0.0, "{b:?}");
+    }
+}
