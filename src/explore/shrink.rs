@@ -1,39 +1,106 @@
 //! Smaller variants of a failing [`Recipe`], tried greedily by [`super::shrink`]: packed
-//! strides, fewer dimensions, smaller sizes, fewer axes and output ranks, zeroed elements.
-//! Every candidate is strictly smaller by [`Recipe::weight`], so shrinking ends.
+//! strides, fewer dimensions, smaller sizes (halving first, so large cases shrink in few
+//! steps), fewer axes and output ranks, a smaller OneHot-1 depth, zeroed elements. Every
+//! candidate is strictly smaller by [`Recipe::weight`], so shrinking ends. Candidates are
+//! made lazily, one at a time: a large case's variants are not all held at once.
 
 use super::draw::Recipe;
 use crate::generate::oracle::{all_coordinates, offset_of};
 use opconform_backend::{OperatorKind, TensorDesc};
 
+/// Sizes above this try only a few slices when a dimension is removed or cut by one.
+const FEW_SLICES_ABOVE: u32 = 8;
+
+/// Zeroing tries chunks down to a single element only for data up to this many elements;
+/// larger data stops at 1/64 of its length.
+const ZERO_SINGLE_UP_TO: usize = 1024;
+
+type Make<'a> = Box<dyn Fn() -> Option<Recipe> + 'a>;
+
 /// The candidates one step smaller than `recipe`, the biggest reductions first.
-pub fn candidates(recipe: &Recipe) -> Vec<Recipe> {
-    let mut out = Vec::new();
+pub fn candidates(recipe: &Recipe) -> impl Iterator<Item = Recipe> + '_ {
+    let weight = recipe.weight();
+    makers(recipe)
+        .into_iter()
+        .filter_map(|make| make())
+        .filter(move |c| c.weight() < weight)
+}
+
+/// The slices of a dimension of `size` tried: all of them, or the first, middle and last.
+fn slices(size: u32) -> Vec<u32> {
+    if size > FEW_SLICES_ABOVE {
+        vec![0, size / 2, size - 1]
+    } else {
+        (0..size).collect()
+    }
+}
+
+fn makers(recipe: &Recipe) -> Vec<Make<'_>> {
+    let mut out: Vec<Make<'_>> = Vec::new();
     if recipe.strides.is_some() {
-        out.extend(packed(recipe));
+        out.push(Box::new(move || packed(recipe)));
     } else {
         for d in 0..recipe.sizes.len() {
-            for k in 0..recipe.sizes[d] {
-                out.extend(without_dimension(recipe, d, k));
+            for k in slices(recipe.sizes[d]) {
+                out.push(Box::new(move || without_dimension(recipe, d, k)));
             }
         }
         for d in 0..recipe.sizes.len() {
             let size = recipe.sizes[d];
             if size > 1 {
-                out.extend(sliced(recipe, d, &|c| c == 0, 1));
-                out.extend(sliced(recipe, d, &|c| c < 2, 2));
-                for k in 0..size {
-                    out.extend(sliced(recipe, d, &|c| c != u64::from(k), size - 1));
+                out.push(Box::new(move || sliced(recipe, d, &|c| c == 0, 1)));
+                out.push(Box::new(move || sliced(recipe, d, &|c| c < 2, 2)));
+                // The first `size - cut` slices, for cuts halving down to 1.
+                let mut cut = size / 2;
+                while cut > 1 {
+                    let keep = size - cut;
+                    out.push(Box::new(move || {
+                        sliced(recipe, d, &|c| c < u64::from(keep), keep)
+                    }));
+                    cut /= 2;
+                }
+                for k in slices(size) {
+                    out.push(Box::new(move || {
+                        sliced(recipe, d, &|c| c != u64::from(k), size - 1)
+                    }));
                 }
             }
         }
     }
-    out.extend(fewer_axes(recipe));
-    out.extend(lower_ranks(recipe));
+    out.extend(
+        fewer_axes(recipe)
+            .into_iter()
+            .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
+    );
+    out.extend(
+        lower_ranks(recipe)
+            .into_iter()
+            .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
+    );
+    out.extend(
+        smaller_depths(recipe)
+            .into_iter()
+            .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
+    );
     out.extend(zeroed(recipe));
-    out.retain(|c| c.weight() < recipe.weight());
-    out.dedup();
     out
+}
+
+/// OneHot-1 with depth 1, half or one less.
+fn smaller_depths(recipe: &Recipe) -> Vec<Recipe> {
+    if recipe.operator != OperatorKind::OvOneHot1 || recipe.depth <= 1 {
+        return Vec::new();
+    }
+    let mut depths = vec![1, recipe.depth / 2, recipe.depth - 1];
+    depths.dedup();
+    depths
+        .into_iter()
+        .filter(|&d| d >= 1 && d < recipe.depth)
+        .map(|depth| Recipe {
+            depth,
+            ..recipe.clone()
+        })
+        .collect()
 }
 
 /// The same logical elements in a packed input.
@@ -76,12 +143,34 @@ fn sliced(recipe: &Recipe, d: usize, keep: &dyn Fn(u64) -> bool, new_size: u32) 
 
 /// Dimension `d` removed (its slice `k` kept); axes renumbered.
 fn without_dimension(recipe: &Recipe, d: usize, k: u32) -> Option<Recipe> {
-    if recipe.sizes.len() <= 1 {
+    let ov = recipe.operator == OperatorKind::OvOneHot1;
+    if recipe.sizes.len() <= usize::from(!ov) {
         return None;
     }
     let one = sliced(recipe, d, &|c| c == u64::from(k), 1)?;
     let mut sizes = recipe.sizes.clone();
     sizes.remove(d);
+    if ov {
+        // The new axis keeps its place among the remaining dimensions.
+        let n = recipe.sizes.len() as i64;
+        let position = if recipe.ov_axis < 0 {
+            recipe.ov_axis + n + 1
+        } else {
+            recipe.ov_axis
+        };
+        let moved = (d as i64) < position;
+        let ov_axis = match (recipe.ov_axis < 0, moved) {
+            (false, true) => recipe.ov_axis - 1,
+            (true, false) => recipe.ov_axis + 1,
+            _ => recipe.ov_axis,
+        };
+        return Some(Recipe {
+            sizes,
+            data: one.data,
+            ov_axis,
+            ..recipe.clone()
+        });
+    }
     let axis_of = |a: u32| -> Option<u32> {
         match (a as usize).cmp(&d) {
             std::cmp::Ordering::Less => Some(a),
@@ -146,21 +235,29 @@ fn lower_ranks(recipe: &Recipe) -> Vec<Recipe> {
     out
 }
 
-/// Halves, then single elements, set to all-zero bits.
-fn zeroed(recipe: &Recipe) -> Vec<Recipe> {
+/// Halves, then smaller chunks (down to single elements for small data), set to all-zero
+/// bits.
+fn zeroed(recipe: &Recipe) -> Vec<Make<'_>> {
     let len = recipe.data.len();
-    let mut out = Vec::new();
+    let mut out: Vec<Make<'_>> = Vec::new();
+    let smallest = if len <= ZERO_SINGLE_UP_TO {
+        1
+    } else {
+        len / 64
+    };
     let mut chunk = len.next_power_of_two() / 2;
-    while chunk >= 1 {
+    while chunk >= smallest.max(1) {
         for start in (0..len).step_by(chunk) {
             let end = (start + chunk).min(len);
             if recipe.data[start..end].iter().any(|&b| b != 0) {
-                let mut data = recipe.data.clone();
-                data[start..end].iter_mut().for_each(|b| *b = 0);
-                out.push(Recipe {
-                    data,
-                    ..recipe.clone()
-                });
+                out.push(Box::new(move || {
+                    let mut data = recipe.data.clone();
+                    data[start..end].iter_mut().for_each(|b| *b = 0);
+                    Some(Recipe {
+                        data,
+                        ..recipe.clone()
+                    })
+                }));
             }
         }
         chunk /= 2;
@@ -185,6 +282,9 @@ mod tests {
             direction: AxisDirection::Increasing,
             ranks: (0, 0),
             values: [0, 0],
+            depth: 0,
+            ov_axis: 0,
+            invalid: None,
         }
     }
 
@@ -213,7 +313,7 @@ mod tests {
     #[test]
     fn every_candidate_is_smaller() {
         let recipe = argmax(&[2, 3, 2], None, (1..=12).collect(), &[0, 2]);
-        let all = candidates(&recipe);
+        let all: Vec<Recipe> = candidates(&recipe).collect();
         assert!(!all.is_empty());
         assert!(all.iter().all(|c| c.weight() < recipe.weight()));
     }
