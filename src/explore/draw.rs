@@ -13,7 +13,7 @@ use crate::generate::nonzero_coordinates::nonzero_draft;
 use crate::generate::one_hot::{off_on, one_hot_draft};
 use crate::generate::ov_one_hot::ov_draft;
 use crate::generate::shapes::with_size;
-use crate::generate::values::{bits_of, float_specials, int_max, int_min, Rng, Value};
+use crate::generate::values::{bits_of, float_specials, int_max, int_min, int_value, Rng, Value};
 use opconform_backend::{spec, AxisDirection, DataType, Level, OperatorKind};
 
 /// The most logical elements a drawn tensor has (keeps cases small and fast).
@@ -40,6 +40,32 @@ pub const THRESHOLDS: [usize; 5] = [1 << 10, 1 << 12, 1 << 15, 1 << 16, 1 << 17]
 
 /// The output element count that one large OneHot draw in four is sized around (2^20).
 pub const ONE_HOT_OUTPUT_THRESHOLD: usize = 1 << 20;
+
+/// Types from simplest to least simple, the order the shrinker moves types along.
+pub const SIMPLE_TYPES: [DataType; 11] = [
+    DataType::Int32,
+    DataType::Uint32,
+    DataType::Float32,
+    DataType::Int64,
+    DataType::Uint64,
+    DataType::Int16,
+    DataType::Uint16,
+    DataType::Int8,
+    DataType::Uint8,
+    DataType::Float16,
+    DataType::Float64,
+];
+
+/// [`Recipe::weight`]: compared lexicographically.
+pub type Weight = (
+    usize,
+    usize,
+    bool,
+    usize,
+    usize,
+    usize,
+    (u128, usize, usize, bool),
+);
 
 /// A structural description of one case, edited by the shrinker.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -154,9 +180,26 @@ impl Recipe {
         }
     }
 
+    /// OneHot and OneHot-1: the sum of the indices' magnitudes (0 for other operators).
+    pub fn index_magnitude(&self) -> u128 {
+        if !matches!(
+            self.operator,
+            OperatorKind::DmlOneHot | OperatorKind::OvOneHot1
+        ) {
+            return 0;
+        }
+        self.data
+            .iter()
+            .map(|&b| int_value(self.input_type, b).unsigned_abs())
+            .sum()
+    }
+
     /// A size measure the shrinker drives down, most important first: logical elements,
-    /// dimensions, strided or packed, non-zero data elements, extra ranks, axes.
-    pub fn weight(&self) -> (usize, usize, bool, usize, usize, usize) {
+    /// dimensions, strided or packed, non-zero data elements, extra ranks, axes; then what
+    /// makes equal failures print alike: the types' places in [`SIMPLE_TYPES`], the axis
+    /// numbers and the direction (increasing first).
+    pub fn weight(&self) -> Weight {
+        let simplicity = |t: DataType| SIMPLE_TYPES.iter().position(|&s| s == t).unwrap_or(0);
         (
             self.elements(),
             self.sizes.len(),
@@ -164,6 +207,12 @@ impl Recipe {
             self.data.iter().filter(|&&b| b != 0).count(),
             self.ranks.0 + self.ranks.1,
             self.axes.len(),
+            (
+                self.index_magnitude(),
+                simplicity(self.input_type) + simplicity(self.output_type),
+                self.axes.iter().map(|&a| a as usize).sum::<usize>(),
+                self.direction == AxisDirection::Decreasing,
+            ),
         )
     }
 }
@@ -219,7 +268,15 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
     let target = |rng: &mut Rng| -> usize {
         let threshold = THRESHOLDS[rng.below(THRESHOLDS.len())];
         // Just below, at or just above the threshold, or a little further away.
-        let offsets = [-2i64, -1, 0, 1, 2, -(threshold as i64) / 16, threshold as i64 / 16];
+        let offsets = [
+            -2i64,
+            -1,
+            0,
+            1,
+            2,
+            -(threshold as i64) / 16,
+            threshold as i64 / 16,
+        ];
         (threshold as i64 + offsets[rng.below(offsets.len())]) as usize
     };
     let mut recipe = Recipe {
@@ -243,9 +300,9 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
             let rank = pick_rank(rng, "InputTensor");
             let sizes = if large {
                 {
-                let count = target(rng);
-                sizes_near(rng, rank, count)
-            }
+                    let count = target(rng);
+                    sizes_near(rng, rank, count)
+                }
             } else {
                 draw_sizes(rng, rank)
             };
@@ -276,9 +333,9 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
             let rank = pick_rank(rng, "InputTensor");
             let sizes = if large {
                 {
-                let count = target(rng);
-                sizes_near(rng, rank, count)
-            }
+                    let count = target(rng);
+                    sizes_near(rng, rank, count)
+                }
             } else {
                 draw_sizes(rng, rank)
             };
@@ -308,9 +365,9 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
                 sizes_near(rng, rank, near as usize)
             } else {
                 {
-                let count = target(rng);
-                sizes_near(rng, rank, count)
-            }
+                    let count = target(rng);
+                    sizes_near(rng, rank, count)
+                }
             };
             let axis = rng.below(rank);
             let depth = i128::from(sizes[axis]);

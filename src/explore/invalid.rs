@@ -109,7 +109,9 @@ pub fn draw_invalid(rng: &mut Rng, operator: OperatorKind, level: Level) -> Opti
                 _ => "InputTensor",
             };
             let max = table.tensors.get(main)?.dimension_counts[1];
-            let k = (max + 1).checked_sub(recipe.sizes.len()).filter(|&k| k > 0)?;
+            let k = (max + 1)
+                .checked_sub(recipe.sizes.len())
+                .filter(|&k| k > 0)?;
             raise_rank(&mut recipe, k);
             Invalid {
                 rule: rule(operator, "SUPPORT_DIMENSION_COUNT"),

@@ -57,8 +57,12 @@ impl ShrinkStop {
     /// A few words for the summary.
     pub fn describe(self) -> &'static str {
         match self {
-            ShrinkStop::Deadline => "shrinking stopped at the time budget; the smallest case found so far",
-            ShrinkStop::RunLimit => "shrinking stopped at its run limit; the smallest case found so far",
+            ShrinkStop::Deadline => {
+                "shrinking stopped at the time budget; the smallest case found so far"
+            }
+            ShrinkStop::RunLimit => {
+                "shrinking stopped at its run limit; the smallest case found so far"
+            }
             ShrinkStop::Interrupted => "shrinking interrupted; the smallest case found so far",
         }
     }
@@ -210,7 +214,15 @@ pub fn explore(
                         prepared,
                         outcome,
                     };
-                    record(backend, &info, options, deadline, found, &mut result, progress);
+                    record(
+                        backend,
+                        &info,
+                        options,
+                        deadline,
+                        found,
+                        &mut result,
+                        progress,
+                    );
                 }
             }
         }

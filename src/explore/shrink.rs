@@ -4,15 +4,16 @@
 //! candidate is strictly smaller by [`Recipe::weight`], so shrinking ends. Candidates are
 //! made lazily, one at a time: a large case's variants are not all held at once.
 
-use super::draw::Recipe;
+use super::draw::{Recipe, SIMPLE_TYPES};
 use crate::generate::oracle::{all_coordinates, offset_of};
-use opconform_backend::{OperatorKind, TensorDesc};
+use crate::generate::values::{bits_of, int_value, Value};
+use opconform_backend::{AxisDirection, DataType, OperatorKind, TensorDesc};
 
 /// Sizes above this try only a few slices when a dimension is removed or cut by one.
 const FEW_SLICES_ABOVE: u32 = 8;
 
 /// Zeroing tries chunks down to a single element only for data up to this many elements;
-/// larger data stops at 1/64 of its length.
+/// larger data only tries halves and quarters.
 const ZERO_SINGLE_UP_TO: usize = 1024;
 
 type Make<'a> = Box<dyn Fn() -> Option<Recipe> + 'a>;
@@ -83,6 +84,90 @@ fn makers(recipe: &Recipe) -> Vec<Make<'_>> {
             .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
     );
     out.extend(zeroed(recipe));
+    out.extend(smaller_indices(recipe));
+    out.extend(
+        simpler(recipe)
+            .into_iter()
+            .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
+    );
+    out
+}
+
+/// OneHot and OneHot-1 indices halved towards 0: all at once, then one at a time (so that a
+/// negative index counting from the end fits a shorter sequence).
+fn smaller_indices(recipe: &Recipe) -> Vec<Make<'_>> {
+    if recipe.index_magnitude() == 0 {
+        return Vec::new();
+    }
+    let halve = move |bits: u64| {
+        let value = int_value(recipe.input_type, bits);
+        bits_of(recipe.input_type, Value::Int(value / 2))
+    };
+    let mut out: Vec<Make<'_>> = vec![Box::new(move || {
+        Some(Recipe {
+            data: recipe.data.iter().map(|&b| halve(b)).collect(),
+            ..recipe.clone()
+        })
+    })];
+    if recipe.data.len() > 1 && recipe.data.len() <= ZERO_SINGLE_UP_TO {
+        for i in 0..recipe.data.len() {
+            out.push(Box::new(move || {
+                let mut data = recipe.data.clone();
+                data[i] = halve(data[i]);
+                Some(Recipe {
+                    data,
+                    ..recipe.clone()
+                })
+            }));
+        }
+    }
+    out
+}
+
+/// The same failure written more simply, so that equal failures give equal files: simpler
+/// types (the input's only when its data is all zeros, whose bits mean 0 in every type; the
+/// output's for ArgMax, whose output holds indices), lower axis numbers, the increasing
+/// direction.
+fn simpler(recipe: &Recipe) -> Vec<Recipe> {
+    let mut out = Vec::new();
+    let before = |t: DataType| {
+        let place = SIMPLE_TYPES.iter().position(|&s| s == t).unwrap_or(0);
+        SIMPLE_TYPES[..place].to_vec()
+    };
+    if recipe.data.iter().all(|&b| b == 0) && recipe.operator != OperatorKind::OvOneHot1 {
+        for input_type in before(recipe.input_type) {
+            out.push(Recipe {
+                input_type,
+                ..recipe.clone()
+            });
+        }
+    }
+    if recipe.operator == OperatorKind::DmlArgMax {
+        for output_type in before(recipe.output_type) {
+            out.push(Recipe {
+                output_type,
+                ..recipe.clone()
+            });
+        }
+        for i in 0..recipe.axes.len() {
+            let free = (0..recipe.axes[i]).filter(|a| !recipe.axes.contains(a));
+            for lower in free {
+                let mut axes = recipe.axes.clone();
+                axes[i] = lower;
+                axes.sort_unstable();
+                out.push(Recipe {
+                    axes,
+                    ..recipe.clone()
+                });
+            }
+        }
+        if recipe.direction == AxisDirection::Decreasing {
+            out.push(Recipe {
+                direction: AxisDirection::Increasing,
+                ..recipe.clone()
+            });
+        }
+    }
     out
 }
 
@@ -240,12 +325,8 @@ fn lower_ranks(recipe: &Recipe) -> Vec<Recipe> {
 fn zeroed(recipe: &Recipe) -> Vec<Make<'_>> {
     let len = recipe.data.len();
     let mut out: Vec<Make<'_>> = Vec::new();
-    let smallest = if len <= ZERO_SINGLE_UP_TO {
-        1
-    } else {
-        len / 64
-    };
-    let mut chunk = len.next_power_of_two() / 2;
+    let smallest = if len <= ZERO_SINGLE_UP_TO { 1 } else { len / 4 };
+    let mut chunk = (len.next_power_of_two() / 2).max(1);
     while chunk >= smallest.max(1) {
         for start in (0..len).step_by(chunk) {
             let end = (start + chunk).min(len);
