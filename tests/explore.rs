@@ -33,6 +33,10 @@ enum Bug {
     OneHotWrongAbove2Pow20,
     /// Any descriptor whose only broken rule is TENSOR.TOTAL_SIZE is run (not refused).
     AcceptsShortBuffers,
+    /// OneHot-1 with a negative index (undefined by the page): a wrong first element.
+    OvWrongOnNegativeIndices,
+    /// OneHot-1 reads INT64 indices through their low 32 bits.
+    OvTruncates64BitIndices,
 }
 
 impl Backend for Planted {
@@ -53,6 +57,18 @@ impl Backend for Planted {
             let violations = validate(operator, level);
             if !violations.is_empty() && violations.iter().all(|v| v.rule == "TENSOR.TOTAL_SIZE") {
                 return Ok(());
+            }
+        }
+        if let (Bug::OvTruncates64BitIndices, OperatorDesc::OvOneHot(desc)) = (self.bug, operator) {
+            if desc.indices.data_type == opconform_backend::DataType::Int64 {
+                let mut data = inputs[0].data.clone();
+                for element in data.chunks_exact_mut(8) {
+                    let low = i32::from_le_bytes(element[..4].try_into().unwrap());
+                    element.copy_from_slice(&i64::from(low).to_le_bytes());
+                }
+                let mut inputs = inputs.to_vec();
+                inputs[0] = Tensor::from_bytes(inputs[0].desc.clone(), data).unwrap();
+                return self.cpu.execute(operator, &inputs, outputs, level);
             }
         }
         self.cpu.execute(operator, inputs, outputs, level)?;
@@ -77,9 +93,20 @@ impl Backend for Planted {
                     outputs[0].data[..4].copy_from_slice(&65_536u32.to_le_bytes());
                 }
             }
-            (Bug::OneHotWrongAbove2Pow20, OperatorDesc::OneHot(desc)) => {
-                if desc.output.element_count() > 1 << 20 {
-                    // An exponent bit (floats) or a high bit (integers) of the first element.
+            (Bug::OneHotWrongAbove2Pow20, OperatorDesc::OneHot(desc))
+                if desc.output.element_count() > 1 << 20 =>
+            {
+                // An exponent bit (floats) or a high bit (integers) of the first element.
+                let width = desc.output.data_type.size_in_bytes();
+                outputs[0].data[width - 1] ^= 0x40;
+            }
+            (Bug::OvWrongOnNegativeIndices, OperatorDesc::OvOneHot(desc)) => {
+                let width = desc.indices.data_type.size_in_bytes();
+                let negative = inputs[0]
+                    .data
+                    .chunks_exact(width)
+                    .any(|e| e[width - 1] & 0x80 != 0);
+                if negative {
                     let width = desc.output.data_type.size_in_bytes();
                     outputs[0].data[width - 1] ^= 0x40;
                 }
@@ -231,7 +258,7 @@ fn one_hot_wrong_above_2_pow_20_outputs_is_found_and_shrunk_near_the_threshold()
         bug: Bug::OneHotWrongAbove2Pow20,
     };
     let started = Instant::now();
-    let result = run(&backend, &options(1, 200, OperatorKind::DmlOneHot));
+    let result = run(&backend, &options(1, 300, OperatorKind::DmlOneHot));
     eprintln!(
         "{:?}, {} shrink runs",
         started.elapsed(),
@@ -280,6 +307,53 @@ fn an_accepted_invalid_descriptor_is_found_and_shrunk_keeping_its_rule() {
             panic!("not a negative case\n{}", finding.text)
         };
         assert_eq!(rules, &["TENSOR.TOTAL_SIZE"]);
+    }
+}
+
+#[test]
+fn one_hot_1_wrong_only_on_negative_indices_is_informational_never_a_failure() {
+    let backend = Planted {
+        cpu: CpuBackend::new(),
+        bug: Bug::OvWrongOnNegativeIndices,
+    };
+    let result = run(&backend, &options(8, 150, OperatorKind::OvOneHot1));
+    assert!(result.findings.is_empty(), "{:#?}", result.findings);
+    assert!(!result.informational.is_empty(), "{} tried", result.tried);
+    for finding in &result.informational {
+        assert!(
+            finding.text.contains("ONEHOT1.NEGATIVE_INDICES"),
+            "{}",
+            finding.text
+        );
+        assert!(
+            finding.text.contains("class: informational"),
+            "{}",
+            finding.text
+        );
+    }
+}
+
+#[test]
+fn one_hot_1_truncating_64_bit_indices_is_found_and_shrunk() {
+    let backend = Planted {
+        cpu: CpuBackend::new(),
+        bug: Bug::OvTruncates64BitIndices,
+    };
+    let result = run(&backend, &options(8, 150, OperatorKind::OvOneHot1));
+    assert!(!result.findings.is_empty(), "{} tried", result.tried);
+    for finding in &result.findings {
+        // One index past 2^32 whose low half is in range, and a short output.
+        assert!(
+            finding.elements <= 8,
+            "{} elements\n{}",
+            finding.elements,
+            finding.text
+        );
+        let case = check_minimal_case(&backend, &finding.text);
+        let OperatorDesc::OvOneHot(desc) = &case.operator else {
+            panic!("{}", finding.text)
+        };
+        assert_eq!(desc.indices.data_type, opconform_backend::DataType::Int64);
     }
 }
 

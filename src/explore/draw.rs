@@ -38,7 +38,7 @@ pub const LARGE_EVERY: usize = 16;
 /// the parallel minimum (so NonZeroCoordinates writes more than 2^16 rows).
 pub const THRESHOLDS: [usize; 5] = [1 << 10, 1 << 12, 1 << 15, 1 << 16, 1 << 17];
 
-/// The output element count that one large OneHot draw in four is sized around (2^20).
+/// The output element count that one large OneHot draw in two is sized around (2^20).
 pub const ONE_HOT_OUTPUT_THRESHOLD: usize = 1 << 20;
 
 /// Types from simplest to least simple, the order the shrinker moves types along.
@@ -249,7 +249,7 @@ fn strides_in_order(sizes: &[u32], order: &[usize], padding: &[u32]) -> Vec<u32>
 
 /// Draws one recipe for `operator` at `level` (its support table in force there), or `None`
 /// when the operator has no table at that level. One draw in [`LARGE_EVERY`] is large:
-/// sized just below or above one of the [`THRESHOLDS`] (OneHot's output, one time in four,
+/// sized just below or above one of the [`THRESHOLDS`] (OneHot's output, one time in two,
 /// around [`ONE_HOT_OUTPUT_THRESHOLD`]), packed, with dense data.
 pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recipe> {
     let table = spec::for_operator(operator).table_at(level)?;
@@ -360,7 +360,7 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
             let rank = pick_rank(rng, "OutputTensor");
             let sizes = if !large {
                 draw_sizes(rng, rank)
-            } else if rng.below(4) == 0 {
+            } else if rng.below(2) == 0 {
                 let near = ONE_HOT_OUTPUT_THRESHOLD as i64 + [-1i64, 1, 4096][rng.below(3)];
                 sizes_near(rng, rank, near as usize)
             } else {
@@ -478,7 +478,7 @@ fn sizes_near(rng: &mut Rng, rank: usize, count: usize) -> Vec<u32> {
     let mut rest = count;
     for size in sizes.iter_mut().take(rank.saturating_sub(1)) {
         let pick = 1 + rng.below(3);
-        if rest % pick == 0 {
+        if rest.is_multiple_of(pick) {
             *size = pick as u32;
             rest /= pick;
         }

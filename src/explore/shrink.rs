@@ -93,32 +93,50 @@ fn makers(recipe: &Recipe) -> Vec<Make<'_>> {
     out
 }
 
-/// OneHot and OneHot-1 indices halved towards 0: all at once, then one at a time (so that a
-/// negative index counting from the end fits a shorter sequence).
+/// OneHot and OneHot-1 indices moved towards 0, halved or with the lowest set bit of their
+/// magnitude cleared (2^32 + 168 becomes 2^32 + 160, then 2^32 + 128, then 2^32, keeping a
+/// high bit the failure may need): all at once, then one at a time (so that a negative index
+/// counting from the end fits a shorter sequence).
 fn smaller_indices(recipe: &Recipe) -> Vec<Make<'_>> {
     if recipe.index_magnitude() == 0 {
         return Vec::new();
     }
-    let halve = move |bits: u64| {
-        let value = int_value(recipe.input_type, bits);
-        bits_of(recipe.input_type, Value::Int(value / 2))
+    let halve = |v: i128| v / 2;
+    let clear_lowest = |v: i128| {
+        let magnitude = v.unsigned_abs();
+        let cleared = (magnitude & magnitude.wrapping_sub(1)) as i128;
+        if v < 0 {
+            -cleared
+        } else {
+            cleared
+        }
     };
-    let mut out: Vec<Make<'_>> = vec![Box::new(move || {
-        Some(Recipe {
-            data: recipe.data.iter().map(|&b| halve(b)).collect(),
-            ..recipe.clone()
-        })
-    })];
+    let moves: [fn(i128) -> i128; 2] = [halve, clear_lowest];
+    let apply = move |step: fn(i128) -> i128, bits: u64| {
+        let value = int_value(recipe.input_type, bits);
+        bits_of(recipe.input_type, Value::Int(step(value)))
+    };
+    let mut out: Vec<Make<'_>> = Vec::new();
+    for step in moves {
+        out.push(Box::new(move || {
+            Some(Recipe {
+                data: recipe.data.iter().map(|&b| apply(step, b)).collect(),
+                ..recipe.clone()
+            })
+        }));
+    }
     if recipe.data.len() > 1 && recipe.data.len() <= ZERO_SINGLE_UP_TO {
         for i in 0..recipe.data.len() {
-            out.push(Box::new(move || {
-                let mut data = recipe.data.clone();
-                data[i] = halve(data[i]);
-                Some(Recipe {
-                    data,
-                    ..recipe.clone()
-                })
-            }));
+            for step in moves {
+                out.push(Box::new(move || {
+                    let mut data = recipe.data.clone();
+                    data[i] = apply(step, data[i]);
+                    Some(Recipe {
+                        data,
+                        ..recipe.clone()
+                    })
+                }));
+            }
         }
     }
     out
