@@ -182,10 +182,11 @@ impl Recipe {
 
     /// OneHot and OneHot-1: the sum of the indices' magnitudes (0 for other operators).
     pub fn index_magnitude(&self) -> u128 {
-        if !matches!(
+        let indices = matches!(
             self.operator,
             OperatorKind::DmlOneHot | OperatorKind::OvOneHot1
-        ) {
+        );
+        if !indices || self.input_type.is_float() {
             return 0;
         }
         self.data

@@ -337,9 +337,10 @@ fn shrink(
     } else {
         options.max_shrink_runs
     };
+    let mut start = 0;
     let stop = 'outer: loop {
         let current = best.recipe.clone();
-        for candidate in shrink::candidates(&current) {
+        for (place, candidate) in shrink::candidates_from(&current, start) {
             if crate::interrupt::requested() {
                 break 'outer Some(ShrinkStop::Interrupted);
             }
@@ -357,6 +358,7 @@ fn shrink(
             let outcome = run_case(backend, info, &prepared.case);
             progress(result);
             if signature(&outcome) == *wanted {
+                start = place;
                 best = Found {
                     index: best.index,
                     recipe: candidate,

@@ -20,11 +20,25 @@ type Make<'a> = Box<dyn Fn() -> Option<Recipe> + 'a>;
 
 /// The candidates one step smaller than `recipe`, the biggest reductions first.
 pub fn candidates(recipe: &Recipe) -> impl Iterator<Item = Recipe> + '_ {
+    candidates_from(recipe, 0).map(|(_, c)| c)
+}
+
+/// [`candidates`] with their places in the list, starting at place `start` and wrapping
+/// around: after a step the shrinker resumes where the last kept candidate was, instead of
+/// trying again every earlier kind of step that just failed to keep the failure (a large
+/// case whose size is the cause then shrinks in a few passes, not one per halving).
+pub fn candidates_from(
+    recipe: &Recipe,
+    start: usize,
+) -> impl Iterator<Item = (usize, Recipe)> + '_ {
     let weight = recipe.weight();
-    makers(recipe)
+    let makers = makers(recipe);
+    let start = if start < makers.len() { start } else { 0 };
+    let order: Vec<usize> = (start..makers.len()).chain(0..start).collect();
+    order
         .into_iter()
-        .filter_map(|make| make())
-        .filter(move |c| c.weight() < weight)
+        .filter_map(move |i| makers[i]().map(|c| (i, c)))
+        .filter(move |(_, c)| c.weight() < weight)
 }
 
 /// The slices of a dimension of `size` tried: all of them, or the first, middle and last.
@@ -153,7 +167,12 @@ fn simpler(recipe: &Recipe) -> Vec<Recipe> {
         SIMPLE_TYPES[..place].to_vec()
     };
     if recipe.data.iter().all(|&b| b == 0) && recipe.operator != OperatorKind::OvOneHot1 {
-        for input_type in before(recipe.input_type) {
+        // OneHot's indices stay an integer type.
+        let integer_only = recipe.operator == OperatorKind::DmlOneHot;
+        for input_type in before(recipe.input_type)
+            .into_iter()
+            .filter(|t| !(integer_only && t.is_float()))
+        {
             out.push(Recipe {
                 input_type,
                 ..recipe.clone()
