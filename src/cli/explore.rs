@@ -23,7 +23,7 @@ pub struct ExploreArgs {
     /// A backend command, run with `sh -c`, speaking backend protocol v1.
     #[arg(long, value_name = "CMD")]
     pub backend_cmd: Option<String>,
-    /// Draw only this operator (DML_ARGMAX, DML_NONZERO_COORDINATES, DML_ONE_HOT).
+    /// Draw only this operator (DML_ARGMAX, DML_NONZERO_COORDINATES, DML_ONE_HOT, OneHot-1).
     #[arg(long, value_name = "OP", value_parser = parse_operator)]
     pub operator: Option<OperatorKind>,
     /// DirectML feature level descriptors must be valid at (default: the backend's claim).
@@ -32,7 +32,7 @@ pub struct ExploreArgs {
     /// Seed of the draws: the same seed finds the same minimal cases.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Time budget, e.g. 60s, 5m (default 60s).
+    /// Time budget, e.g. 60s, 5m (default 60s), shrinking included.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub time: Option<Duration>,
     /// Number of cases to draw instead of a time budget.
@@ -48,7 +48,13 @@ pub struct ExploreArgs {
 
 /// Parses `--operator`: a spec name such as `DML_ARGMAX` that explore draws.
 fn parse_operator(text: &str) -> Result<OperatorKind, String> {
-    let operator = OperatorKind::from_name(&text.to_ascii_uppercase())
+    let operator = OperatorKind::from_name(text)
+        .or_else(|| OperatorKind::from_name(&text.to_ascii_uppercase()))
+        .or_else(|| {
+            OperatorKind::ALL
+                .into_iter()
+                .find(|op| op.name().eq_ignore_ascii_case(text))
+        })
         .ok_or_else(|| format!("`{text}` is not an operator name"))?;
     if explore::draw::OPERATORS.contains(&operator) {
         Ok(operator)
@@ -105,9 +111,12 @@ fn explore_inner(args: &ExploreArgs) -> Result<u8, String> {
     let info = backend.info();
     let level = match args.feature_level {
         Some(level) => level,
-        None => info
-            .claim_for(Level::dml(0x4100))
-            .ok_or_else(|| format!("{} claims no DirectML feature level", info.name))?,
+        None => match info.claim_for(Level::dml(0x4100)) {
+            Some(level) => level,
+            // OneHot-1 only: DirectML operators are left out (the backend claims no level).
+            None if info.claim_for(Level::Opset(1)).is_some() => Level::dml(0x4100),
+            None => return Err(format!("{} claims no feature level or opset", info.name)),
+        },
     };
     let operators = match args.operator {
         Some(op) => vec![op],
@@ -128,13 +137,17 @@ fn explore_inner(args: &ExploreArgs) -> Result<u8, String> {
     let bar = progress_bar(budget);
     let result = explore::explore(backend.as_ref(), &options, &mut |r: &Exploration| {
         bar.set_position(r.tried);
-        bar.set_message(format!("{} failure(s)", r.findings.len()));
+        bar.set_message(format!(
+            "{} failure(s), {} shrink run(s)",
+            r.findings.len(),
+            r.shrink_runs
+        ));
     });
     bar.finish_and_clear();
     if result.tried == 0 {
         return Err(format!(
             "no case could be drawn for {} at {level} (does it claim DML_ARGMAX, \
-             DML_NONZERO_COORDINATES or DML_ONE_HOT?)",
+             DML_NONZERO_COORDINATES, DML_ONE_HOT or OneHot-1 at opset1?)",
             info.name
         ));
     }
@@ -202,6 +215,10 @@ fn print_summary(out: &Path, options: &Options, result: &Exploration) {
         result.findings.len(),
         result.informational.len()
     );
+    println!(
+        "{} of them invalid descriptors the backend must refuse; {} backend run(s) while shrinking",
+        result.invalid_tried, result.shrink_runs
+    );
     if result.no_valid_draw > 0 {
         println!(
             "{} draw(s) found no descriptor valid at {}",
@@ -209,14 +226,22 @@ fn print_summary(out: &Path, options: &Options, result: &Exploration) {
         );
     }
     for finding in &result.findings {
+        let what = match finding.rule {
+            Some(rule) if finding.outcome == crate::runner::Outcome::Fail => {
+                format!("accepted an invalid descriptor of rule {rule}")
+            }
+            _ => finding.outcome.name().to_string(),
+        };
         println!(
-            "FAIL {}/{}.yaml ({}, {} elements): {}",
+            "FAIL {}/{}.yaml ({what}, {} elements): {}",
             terminal(&shown),
             finding.id,
-            finding.outcome.name(),
             finding.elements,
             terminal(&finding.detail)
         );
+        if let Some(stop) = finding.shrink_stop {
+            println!("  ({})", stop.describe());
+        }
     }
     for finding in &result.informational {
         println!(
@@ -245,6 +270,8 @@ mod tests {
     #[test]
     fn operators_are_spec_names() {
         assert_eq!(parse_operator("DML_ARGMAX"), Ok(OperatorKind::DmlArgMax));
+        assert_eq!(parse_operator("OneHot-1"), Ok(OperatorKind::OvOneHot1));
+        assert_eq!(parse_operator("onehot-1"), Ok(OperatorKind::OvOneHot1));
         assert!(parse_operator("DML_SOFTMAX").is_err());
     }
 }

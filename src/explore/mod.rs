@@ -4,12 +4,17 @@
 //! [`run_case`]; a required case that fails is shrunk ([`shrink`]) to a minimal case with
 //! the same outcome and the same mismatching outputs, written as a format-1 case file.
 //!
+//! One draw in [`INVALID_EVERY`] is an invalid descriptor ([`invalid`]) that breaks exactly
+//! one rule; the backend must refuse it.
+//!
 //! Everything is deterministic for a seed: the draws use the generator's seeded [`Rng`] and
 //! never a clock, and shrinking tries candidates in a fixed order, so the same seed on the
-//! same backend finds the same minimal cases (the time budget only decides how many draws
-//! are made).
+//! same backend finds the same minimal cases. A time budget decides how many draws are made
+//! and bounds the shrinking too: at the deadline a shrink stops and keeps the smallest case
+//! found so far ([`ShrinkStop::Deadline`]).
 
 pub mod draw;
+pub mod invalid;
 pub mod shrink;
 
 use crate::case::load::load_text;
@@ -18,7 +23,7 @@ use crate::generate::emit::{self, EmittedCase};
 use crate::generate::values::Rng;
 use crate::runner::{run_case, CaseResult, Outcome};
 use draw::Recipe;
-use opconform_backend::validate::lowest_valid_level;
+use opconform_backend::validate::{lowest_valid_level, validate};
 use opconform_backend::{Backend, BackendInfo, Level, OperatorKind};
 use sha2::{Digest, Sha256};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -34,12 +39,42 @@ const DRAW_ATTEMPTS: usize = 32;
 /// The most informational findings kept (they are not shrunk).
 pub const MAX_INFORMATIONAL: usize = 20;
 
+/// One draw in this many is an invalid descriptor.
+pub const INVALID_EVERY: usize = 5;
+
+/// Why a shrink stopped before no smaller candidate failed the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShrinkStop {
+    /// The time budget ran out: the case is the smallest found so far.
+    Deadline,
+    /// The shrink made its most backend runs.
+    RunLimit,
+    /// SIGINT or SIGTERM.
+    Interrupted,
+}
+
+impl ShrinkStop {
+    /// A few words for the summary.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ShrinkStop::Deadline => {
+                "shrinking stopped at the time budget; the smallest case found so far"
+            }
+            ShrinkStop::RunLimit => {
+                "shrinking stopped at its run limit; the smallest case found so far"
+            }
+            ShrinkStop::Interrupted => "shrinking interrupted; the smallest case found so far",
+        }
+    }
+}
+
 /// How long `explore` goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
     /// This many draws.
     Cases(u64),
-    /// Draws until this much time has passed (checked between draws).
+    /// Draws until this much time has passed (checked between draws), shrinking included:
+    /// a shrink stops at the deadline.
     Time(Duration),
 }
 
@@ -50,7 +85,8 @@ pub struct Options {
     pub seed: u64,
     /// How many draws, or for how long.
     pub budget: Budget,
-    /// The level descriptors must be valid at (the backend's claim or `--feature-level`).
+    /// The DirectML level descriptors must be valid at (the backend's claim or
+    /// `--feature-level`); OneHot-1 cases are at opset1, its only version.
     pub level: Level,
     /// The operators drawn, in turn.
     pub operators: Vec<OperatorKind>,
@@ -77,6 +113,10 @@ pub struct Finding {
     pub id: String,
     /// The case file text (format 1).
     pub text: String,
+    /// For an invalid-descriptor draw, the rule it breaks.
+    pub rule: Option<&'static str>,
+    /// Why shrinking stopped early, if it did.
+    pub shrink_stop: Option<ShrinkStop>,
 }
 
 /// What an exploration found.
@@ -84,6 +124,10 @@ pub struct Finding {
 pub struct Exploration {
     /// Cases drawn and run.
     pub tried: u64,
+    /// Of those, invalid descriptors (negative cases).
+    pub invalid_tried: u64,
+    /// Backend runs made while shrinking.
+    pub shrink_runs: u64,
     /// Draws for which no descriptor valid at the level was found.
     pub no_valid_draw: u64,
     /// Distinct minimal failing required cases (by case text), in the order found.
@@ -98,7 +142,17 @@ struct Prepared {
     spec: crate::case::format::CaseSpec,
 }
 
-/// Runs an exploration on `backend`; `progress` is called after each draw.
+/// The level an operator's cases are drawn at: `options.level`, or opset1 for OneHot-1.
+pub fn level_for(operator: OperatorKind, options: &Options) -> Level {
+    if operator == OperatorKind::OvOneHot1 {
+        Level::Opset(1)
+    } else {
+        options.level
+    }
+}
+
+/// Runs an exploration on `backend`; `progress` is called after each draw and each shrink
+/// step.
 pub fn explore(
     backend: &dyn Backend,
     options: &Options,
@@ -107,12 +161,19 @@ pub fn explore(
     let info = backend.info();
     let mut rng = Rng::new(options.seed);
     let mut result = Exploration::default();
-    let started = Instant::now();
+    let deadline = match options.budget {
+        Budget::Time(limit) => Some(Instant::now() + limit),
+        Budget::Cases(_) => None,
+    };
     let operators: Vec<OperatorKind> = options
         .operators
         .iter()
         .copied()
-        .filter(|op| draw::OPERATORS.contains(op) && info.operators.contains(op))
+        .filter(|&op| {
+            draw::OPERATORS.contains(&op)
+                && info.operators.contains(&op)
+                && info.claims_case(op, level_for(op, options))
+        })
         .collect();
     if operators.is_empty() {
         return result;
@@ -121,14 +182,20 @@ pub fn explore(
     loop {
         let done = match options.budget {
             Budget::Cases(n) => index >= n,
-            Budget::Time(limit) => started.elapsed() >= limit,
+            Budget::Time(_) => deadline.is_some_and(|d| Instant::now() >= d),
         };
         if done || crate::interrupt::requested() {
             break;
         }
         let operator = operators[(index % operators.len() as u64) as usize];
+        let level = level_for(operator, options);
+        let negative = rng.below(INVALID_EVERY) == 0;
         let found = (0..DRAW_ATTEMPTS).find_map(|_| {
-            let recipe = draw::draw(&mut rng, operator, options.level)?;
+            let recipe = if negative {
+                invalid::draw_invalid(&mut rng, operator, level)?
+            } else {
+                draw::draw(&mut rng, operator, level)?
+            };
             let prepared = prepare(&recipe, options)?;
             Some((recipe, prepared))
         });
@@ -136,17 +203,25 @@ pub fn explore(
             None => result.no_valid_draw += 1,
             Some((recipe, prepared)) => {
                 result.tried += 1;
+                if recipe.invalid.is_some() {
+                    result.invalid_tried += 1;
+                }
                 let outcome = run_case(backend, &info, &prepared.case);
                 if outcome.outcome.is_failure() {
+                    let found = Found {
+                        index,
+                        recipe,
+                        prepared,
+                        outcome,
+                    };
                     record(
                         backend,
                         &info,
                         options,
-                        index,
-                        recipe,
-                        &prepared,
-                        &outcome,
+                        deadline,
+                        found,
                         &mut result,
+                        progress,
                     );
                 }
             }
@@ -157,40 +232,65 @@ pub fn explore(
     result
 }
 
+/// A failing draw.
+struct Found {
+    index: u64,
+    recipe: Recipe,
+    prepared: Prepared,
+    outcome: CaseResult,
+}
+
 /// Shrinks (required cases) and records a failure unless an equal minimal case is known.
-#[allow(clippy::too_many_arguments)]
 fn record(
     backend: &dyn Backend,
     info: &BackendInfo,
     options: &Options,
-    index: u64,
-    recipe: Recipe,
-    prepared: &Prepared,
-    outcome: &CaseResult,
+    deadline: Option<Instant>,
+    found: Found,
     result: &mut Exploration,
+    progress: &mut dyn FnMut(&Exploration),
 ) {
+    let Found {
+        index,
+        recipe,
+        prepared,
+        outcome,
+    } = found;
     if outcome.class == CaseClass::Informational {
         if result.informational.len() < MAX_INFORMATIONAL {
-            let finding = finding(options, index, &recipe, prepared, outcome);
+            let finding = finding(options, index, &recipe, &prepared, &outcome, None);
             if !result.informational.iter().any(|f| f.id == finding.id) {
                 result.informational.push(finding);
             }
         }
         return;
     }
-    let wanted = signature(outcome);
-    let (recipe, prepared, outcome) = shrink(backend, info, options, recipe.clone(), &wanted)
-        .unwrap_or_else(|| (recipe, clone_prepared(prepared), outcome.clone()));
-    let finding = finding(options, index, &recipe, &prepared, &outcome);
+    let wanted = signature(&outcome);
+    let shrunk = shrink(
+        backend,
+        info,
+        options,
+        deadline,
+        Found {
+            index,
+            recipe,
+            prepared,
+            outcome,
+        },
+        &wanted,
+        result,
+        progress,
+    );
+    let finding = finding(
+        options,
+        index,
+        &shrunk.best.recipe,
+        &shrunk.best.prepared,
+        &shrunk.best.outcome,
+        shrunk.stop,
+    );
     if !result.findings.iter().any(|f| f.id == finding.id) {
         result.findings.push(finding);
-    }
-}
-
-fn clone_prepared(prepared: &Prepared) -> Prepared {
-    Prepared {
-        case: prepared.case.clone(),
-        spec: prepared.spec.clone(),
     }
 }
 
@@ -209,42 +309,68 @@ fn signature(result: &CaseResult) -> (Outcome, CaseClass, Vec<String>) {
     (result.outcome, result.class, tensors)
 }
 
+/// The end of a shrink: the smallest failing case and why it stopped early, if it did.
+struct Shrunk {
+    best: Found,
+    stop: Option<ShrinkStop>,
+}
+
 /// Greedy shrinking: takes the first smaller candidate that fails the same way, until none
-/// does or `max_shrink_runs` runs are spent ([`MAX_TIMEOUT_SHRINK_RUNS`] for a timeout). `None` when no candidate reproduced.
+/// does, `max_shrink_runs` runs are spent ([`MAX_TIMEOUT_SHRINK_RUNS`] for a timeout), the
+/// deadline passes or an interrupt arrives. An invalid draw keeps its rule (it travels with
+/// the recipe, and a candidate is made only when it breaks exactly that rule).
+#[allow(clippy::too_many_arguments)]
 fn shrink(
     backend: &dyn Backend,
     info: &BackendInfo,
     options: &Options,
-    recipe: Recipe,
+    deadline: Option<Instant>,
+    found: Found,
     wanted: &(Outcome, CaseClass, Vec<String>),
-) -> Option<(Recipe, Prepared, CaseResult)> {
-    let mut best: Option<(Recipe, Prepared, CaseResult)> = None;
-    let mut current = recipe;
+    result: &mut Exploration,
+    progress: &mut dyn FnMut(&Exploration),
+) -> Shrunk {
+    let mut best = found;
     let mut runs = 0usize;
     let limit = if wanted.0 == Outcome::Timeout {
         options.max_shrink_runs.min(MAX_TIMEOUT_SHRINK_RUNS)
     } else {
         options.max_shrink_runs
     };
-    'outer: loop {
-        for candidate in shrink::candidates(&current) {
-            if runs >= limit || crate::interrupt::requested() {
-                break 'outer;
+    let mut start = 0;
+    let stop = 'outer: loop {
+        let current = best.recipe.clone();
+        for (place, candidate) in shrink::candidates_from(&current, start) {
+            if crate::interrupt::requested() {
+                break 'outer Some(ShrinkStop::Interrupted);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break 'outer Some(ShrinkStop::Deadline);
+            }
+            if runs >= limit {
+                break 'outer Some(ShrinkStop::RunLimit);
             }
             let Some(prepared) = prepare(&candidate, options) else {
                 continue;
             };
             runs += 1;
+            result.shrink_runs += 1;
             let outcome = run_case(backend, info, &prepared.case);
+            progress(result);
             if signature(&outcome) == *wanted {
-                current = candidate.clone();
-                best = Some((candidate, prepared, outcome));
+                start = place;
+                best = Found {
+                    index: best.index,
+                    recipe: candidate,
+                    prepared,
+                    outcome,
+                };
                 continue 'outer;
             }
         }
-        break;
-    }
-    best
+        break None;
+    };
+    Shrunk { best, stop }
 }
 
 /// The generator's label for explored cases.
@@ -253,15 +379,33 @@ fn generator_label(seed: u64) -> String {
 }
 
 /// Finishes a recipe into a loaded case, or `None` when its descriptor is not valid at or
-/// below the level (or the generator cannot finish it).
+/// below the level (or the generator cannot finish it). An invalid recipe is made only when
+/// the validator reports exactly its rule at the level.
 fn prepare(recipe: &Recipe, options: &Options) -> Option<Prepared> {
+    let level = level_for(recipe.operator, options);
     let spec = catch_unwind(AssertUnwindSafe(|| {
         let draft = recipe.draft("explore", "explored");
-        let lowest = lowest_valid_level(&draft.operator_desc())?;
-        options
-            .level
-            .at_least(lowest)
-            .then(|| draft.finish(&generator_label(options.seed)))
+        match &recipe.invalid {
+            None => {
+                let lowest = lowest_valid_level(&draft.operator_desc())?;
+                level
+                    .at_least(lowest)
+                    .then(|| draft.finish(&generator_label(options.seed)))
+            }
+            Some(broken) => {
+                let draft = invalid::apply(draft, broken, level)?;
+                let rules: Vec<String> = validate(&draft.operator_desc(), level)
+                    .into_iter()
+                    .map(|v| v.rule)
+                    .collect();
+                rules
+                    .iter()
+                    .all(|r| r == broken.rule)
+                    .then_some(())
+                    .filter(|()| !rules.is_empty())?;
+                Some(draft.finish(&generator_label(options.seed)))
+            }
+        }
     }))
     .ok()??;
     let text = case_text(&spec, "explored", &[]);
@@ -293,13 +437,17 @@ fn finding(
     recipe: &Recipe,
     prepared: &Prepared,
     outcome: &CaseResult,
+    shrink_stop: Option<ShrinkStop>,
 ) -> Finding {
+    let what = match &recipe.invalid {
+        Some(broken) if outcome.outcome == Outcome::Fail => {
+            format!("accepted an invalid descriptor of rule {}", broken.rule)
+        }
+        _ => outcome.outcome.name().to_string(),
+    };
     let note = format!(
-        "Found by opconform explore (seed {}, draw {index}): {} on {} at {}.",
-        options.seed,
-        outcome.outcome.name(),
-        recipe.operator,
-        prepared.spec.level
+        "Found by opconform explore (seed {}, draw {index}): {what} on {} at {}.",
+        options.seed, recipe.operator, prepared.spec.level
     );
     let digest = Sha256::digest(case_text(&prepared.spec, "explored", &[]).as_bytes());
     let id = format!(
@@ -316,8 +464,12 @@ fn finding(
         "A minimal case found by `opconform explore`; rerun it with `opconform run --cases \
          <this file>` and keep it as a regression case."
             .to_string(),
-        format!("{}: {}", outcome.outcome.name(), outcome.detail),
+        format!("{what}: {}", outcome.detail),
     ];
+    let mut header = header;
+    if let Some(stop) = shrink_stop {
+        header.push(format!("Not fully shrunk: {}.", stop.describe()));
+    }
     let elements = prepared
         .case
         .operator
@@ -334,5 +486,7 @@ fn finding(
         elements,
         id,
         text: case_text(&spec, &note, &header),
+        rule: recipe.invalid.as_ref().map(|i| i.rule),
+        shrink_stop,
     }
 }

@@ -1,39 +1,228 @@
 //! Smaller variants of a failing [`Recipe`], tried greedily by [`super::shrink`]: packed
-//! strides, fewer dimensions, smaller sizes, fewer axes and output ranks, zeroed elements.
-//! Every candidate is strictly smaller by [`Recipe::weight`], so shrinking ends.
+//! strides, fewer dimensions, smaller sizes (halving first, so large cases shrink in few
+//! steps), fewer axes and output ranks, a smaller OneHot-1 depth, zeroed elements. Every
+//! candidate is strictly smaller by [`Recipe::weight`], so shrinking ends. Candidates are
+//! made lazily, one at a time: a large case's variants are not all held at once.
 
-use super::draw::Recipe;
+use super::draw::{Recipe, SIMPLE_TYPES};
 use crate::generate::oracle::{all_coordinates, offset_of};
-use opconform_backend::{OperatorKind, TensorDesc};
+use crate::generate::values::{bits_of, int_value, Value};
+use opconform_backend::{AxisDirection, DataType, OperatorKind, TensorDesc};
+
+/// Sizes above this try only a few slices when a dimension is removed or cut by one.
+const FEW_SLICES_ABOVE: u32 = 8;
+
+/// Zeroing tries chunks down to a single element only for data up to this many elements;
+/// larger data only tries halves and quarters.
+const ZERO_SINGLE_UP_TO: usize = 1024;
+
+type Make<'a> = Box<dyn Fn() -> Option<Recipe> + 'a>;
 
 /// The candidates one step smaller than `recipe`, the biggest reductions first.
-pub fn candidates(recipe: &Recipe) -> Vec<Recipe> {
-    let mut out = Vec::new();
+pub fn candidates(recipe: &Recipe) -> impl Iterator<Item = Recipe> + '_ {
+    candidates_from(recipe, 0).map(|(_, c)| c)
+}
+
+/// [`candidates`] with their places in the list, starting at place `start` and wrapping
+/// around: after a step the shrinker resumes where the last kept candidate was, instead of
+/// trying again every earlier kind of step that just failed to keep the failure (a large
+/// case whose size is the cause then shrinks in a few passes, not one per halving).
+pub fn candidates_from(
+    recipe: &Recipe,
+    start: usize,
+) -> impl Iterator<Item = (usize, Recipe)> + '_ {
+    let weight = recipe.weight();
+    let makers = makers(recipe);
+    let start = if start < makers.len() { start } else { 0 };
+    let order: Vec<usize> = (start..makers.len()).chain(0..start).collect();
+    order
+        .into_iter()
+        .filter_map(move |i| makers[i]().map(|c| (i, c)))
+        .filter(move |(_, c)| c.weight() < weight)
+}
+
+/// The slices of a dimension of `size` tried: all of them, or the first, middle and last.
+fn slices(size: u32) -> Vec<u32> {
+    if size > FEW_SLICES_ABOVE {
+        vec![0, size / 2, size - 1]
+    } else {
+        (0..size).collect()
+    }
+}
+
+fn makers(recipe: &Recipe) -> Vec<Make<'_>> {
+    let mut out: Vec<Make<'_>> = Vec::new();
     if recipe.strides.is_some() {
-        out.extend(packed(recipe));
+        out.push(Box::new(move || packed(recipe)));
     } else {
         for d in 0..recipe.sizes.len() {
-            for k in 0..recipe.sizes[d] {
-                out.extend(without_dimension(recipe, d, k));
+            for k in slices(recipe.sizes[d]) {
+                out.push(Box::new(move || without_dimension(recipe, d, k)));
             }
         }
         for d in 0..recipe.sizes.len() {
             let size = recipe.sizes[d];
             if size > 1 {
-                out.extend(sliced(recipe, d, &|c| c == 0, 1));
-                out.extend(sliced(recipe, d, &|c| c < 2, 2));
-                for k in 0..size {
-                    out.extend(sliced(recipe, d, &|c| c != u64::from(k), size - 1));
+                out.push(Box::new(move || sliced(recipe, d, &|c| c == 0, 1)));
+                out.push(Box::new(move || sliced(recipe, d, &|c| c < 2, 2)));
+                // The first `size - cut` slices, for cuts halving down to 1.
+                let mut cut = size / 2;
+                while cut > 1 {
+                    let keep = size - cut;
+                    out.push(Box::new(move || {
+                        sliced(recipe, d, &|c| c < u64::from(keep), keep)
+                    }));
+                    cut /= 2;
+                }
+                for k in slices(size) {
+                    out.push(Box::new(move || {
+                        sliced(recipe, d, &|c| c != u64::from(k), size - 1)
+                    }));
                 }
             }
         }
     }
-    out.extend(fewer_axes(recipe));
-    out.extend(lower_ranks(recipe));
+    out.extend(
+        fewer_axes(recipe)
+            .into_iter()
+            .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
+    );
+    out.extend(
+        lower_ranks(recipe)
+            .into_iter()
+            .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
+    );
+    out.extend(
+        smaller_depths(recipe)
+            .into_iter()
+            .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
+    );
     out.extend(zeroed(recipe));
-    out.retain(|c| c.weight() < recipe.weight());
-    out.dedup();
+    out.extend(smaller_indices(recipe));
+    out.extend(
+        simpler(recipe)
+            .into_iter()
+            .map(|c| Box::new(move || Some(c.clone())) as Make<'_>),
+    );
     out
+}
+
+/// OneHot and OneHot-1 indices moved towards 0, halved or with the lowest set bit of their
+/// magnitude cleared (2^32 + 168 becomes 2^32 + 160, then 2^32 + 128, then 2^32, keeping a
+/// high bit the failure may need): all at once, then one at a time (so that a negative index
+/// counting from the end fits a shorter sequence).
+fn smaller_indices(recipe: &Recipe) -> Vec<Make<'_>> {
+    if recipe.index_magnitude() == 0 {
+        return Vec::new();
+    }
+    let halve = |v: i128| v / 2;
+    let clear_lowest = |v: i128| {
+        let magnitude = v.unsigned_abs();
+        let cleared = (magnitude & magnitude.wrapping_sub(1)) as i128;
+        if v < 0 {
+            -cleared
+        } else {
+            cleared
+        }
+    };
+    let moves: [fn(i128) -> i128; 2] = [halve, clear_lowest];
+    let apply = move |step: fn(i128) -> i128, bits: u64| {
+        let value = int_value(recipe.input_type, bits);
+        bits_of(recipe.input_type, Value::Int(step(value)))
+    };
+    let mut out: Vec<Make<'_>> = Vec::new();
+    for step in moves {
+        out.push(Box::new(move || {
+            Some(Recipe {
+                data: recipe.data.iter().map(|&b| apply(step, b)).collect(),
+                ..recipe.clone()
+            })
+        }));
+    }
+    if recipe.data.len() > 1 && recipe.data.len() <= ZERO_SINGLE_UP_TO {
+        for i in 0..recipe.data.len() {
+            for step in moves {
+                out.push(Box::new(move || {
+                    let mut data = recipe.data.clone();
+                    data[i] = apply(step, data[i]);
+                    Some(Recipe {
+                        data,
+                        ..recipe.clone()
+                    })
+                }));
+            }
+        }
+    }
+    out
+}
+
+/// The same failure written more simply, so that equal failures give equal files: simpler
+/// types (the input's only when its data is all zeros, whose bits mean 0 in every type; the
+/// output's for ArgMax, whose output holds indices), lower axis numbers, the increasing
+/// direction.
+fn simpler(recipe: &Recipe) -> Vec<Recipe> {
+    let mut out = Vec::new();
+    let before = |t: DataType| {
+        let place = SIMPLE_TYPES.iter().position(|&s| s == t).unwrap_or(0);
+        SIMPLE_TYPES[..place].to_vec()
+    };
+    if recipe.data.iter().all(|&b| b == 0) && recipe.operator != OperatorKind::OvOneHot1 {
+        // OneHot's indices stay an integer type.
+        let integer_only = recipe.operator == OperatorKind::DmlOneHot;
+        for input_type in before(recipe.input_type)
+            .into_iter()
+            .filter(|t| !(integer_only && t.is_float()))
+        {
+            out.push(Recipe {
+                input_type,
+                ..recipe.clone()
+            });
+        }
+    }
+    if recipe.operator == OperatorKind::DmlArgMax {
+        for output_type in before(recipe.output_type) {
+            out.push(Recipe {
+                output_type,
+                ..recipe.clone()
+            });
+        }
+        for i in 0..recipe.axes.len() {
+            let free = (0..recipe.axes[i]).filter(|a| !recipe.axes.contains(a));
+            for lower in free {
+                let mut axes = recipe.axes.clone();
+                axes[i] = lower;
+                axes.sort_unstable();
+                out.push(Recipe {
+                    axes,
+                    ..recipe.clone()
+                });
+            }
+        }
+        if recipe.direction == AxisDirection::Decreasing {
+            out.push(Recipe {
+                direction: AxisDirection::Increasing,
+                ..recipe.clone()
+            });
+        }
+    }
+    out
+}
+
+/// OneHot-1 with depth 1, half or one less.
+fn smaller_depths(recipe: &Recipe) -> Vec<Recipe> {
+    if recipe.operator != OperatorKind::OvOneHot1 || recipe.depth <= 1 {
+        return Vec::new();
+    }
+    let mut depths = vec![1, recipe.depth / 2, recipe.depth - 1];
+    depths.dedup();
+    depths
+        .into_iter()
+        .filter(|&d| d >= 1 && d < recipe.depth)
+        .map(|depth| Recipe {
+            depth,
+            ..recipe.clone()
+        })
+        .collect()
 }
 
 /// The same logical elements in a packed input.
@@ -76,12 +265,34 @@ fn sliced(recipe: &Recipe, d: usize, keep: &dyn Fn(u64) -> bool, new_size: u32) 
 
 /// Dimension `d` removed (its slice `k` kept); axes renumbered.
 fn without_dimension(recipe: &Recipe, d: usize, k: u32) -> Option<Recipe> {
-    if recipe.sizes.len() <= 1 {
+    let ov = recipe.operator == OperatorKind::OvOneHot1;
+    if recipe.sizes.len() <= usize::from(!ov) {
         return None;
     }
     let one = sliced(recipe, d, &|c| c == u64::from(k), 1)?;
     let mut sizes = recipe.sizes.clone();
     sizes.remove(d);
+    if ov {
+        // The new axis keeps its place among the remaining dimensions.
+        let n = recipe.sizes.len() as i64;
+        let position = if recipe.ov_axis < 0 {
+            recipe.ov_axis + n + 1
+        } else {
+            recipe.ov_axis
+        };
+        let moved = (d as i64) < position;
+        let ov_axis = match (recipe.ov_axis < 0, moved) {
+            (false, true) => recipe.ov_axis - 1,
+            (true, false) => recipe.ov_axis + 1,
+            _ => recipe.ov_axis,
+        };
+        return Some(Recipe {
+            sizes,
+            data: one.data,
+            ov_axis,
+            ..recipe.clone()
+        });
+    }
     let axis_of = |a: u32| -> Option<u32> {
         match (a as usize).cmp(&d) {
             std::cmp::Ordering::Less => Some(a),
@@ -146,21 +357,25 @@ fn lower_ranks(recipe: &Recipe) -> Vec<Recipe> {
     out
 }
 
-/// Halves, then single elements, set to all-zero bits.
-fn zeroed(recipe: &Recipe) -> Vec<Recipe> {
+/// Halves, then smaller chunks (down to single elements for small data), set to all-zero
+/// bits.
+fn zeroed(recipe: &Recipe) -> Vec<Make<'_>> {
     let len = recipe.data.len();
-    let mut out = Vec::new();
-    let mut chunk = len.next_power_of_two() / 2;
-    while chunk >= 1 {
+    let mut out: Vec<Make<'_>> = Vec::new();
+    let smallest = if len <= ZERO_SINGLE_UP_TO { 1 } else { len / 4 };
+    let mut chunk = (len.next_power_of_two() / 2).max(1);
+    while chunk >= smallest.max(1) {
         for start in (0..len).step_by(chunk) {
             let end = (start + chunk).min(len);
             if recipe.data[start..end].iter().any(|&b| b != 0) {
-                let mut data = recipe.data.clone();
-                data[start..end].iter_mut().for_each(|b| *b = 0);
-                out.push(Recipe {
-                    data,
-                    ..recipe.clone()
-                });
+                out.push(Box::new(move || {
+                    let mut data = recipe.data.clone();
+                    data[start..end].iter_mut().for_each(|b| *b = 0);
+                    Some(Recipe {
+                        data,
+                        ..recipe.clone()
+                    })
+                }));
             }
         }
         chunk /= 2;
@@ -185,6 +400,9 @@ mod tests {
             direction: AxisDirection::Increasing,
             ranks: (0, 0),
             values: [0, 0],
+            depth: 0,
+            ov_axis: 0,
+            invalid: None,
         }
     }
 
@@ -213,7 +431,7 @@ mod tests {
     #[test]
     fn every_candidate_is_smaller() {
         let recipe = argmax(&[2, 3, 2], None, (1..=12).collect(), &[0, 2]);
-        let all = candidates(&recipe);
+        let all: Vec<Recipe> = candidates(&recipe).collect();
         assert!(!all.is_empty());
         assert!(all.iter().all(|c| c.weight() < recipe.weight()));
     }
