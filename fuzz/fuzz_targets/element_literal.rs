@@ -10,20 +10,6 @@ use opconform_backend::DataType;
 use serde::Deserialize;
 use std::borrow::Cow;
 
-const TYPES: [DataType; 11] = [
-    DataType::Float64,
-    DataType::Float32,
-    DataType::Float16,
-    DataType::Int64,
-    DataType::Int32,
-    DataType::Int16,
-    DataType::Int8,
-    DataType::Uint64,
-    DataType::Uint32,
-    DataType::Uint16,
-    DataType::Uint8,
-];
-
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -39,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(element) = Element::deserialize(NodeDeserializer::new(&node, "data[0]")) else {
         return;
     };
-    for data_type in TYPES {
+    for data_type in DataType::ALL {
         let bytes = element.to_bytes(data_type);
         if let (Element::Float(v), Ok(Some(bytes))) = (element, &bytes) {
             if v.is_finite() {

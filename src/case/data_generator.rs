@@ -522,19 +522,6 @@ mod tests {
                 max: 5000,
             },
         ];
-        let types = [
-            DataType::Float64,
-            DataType::Float32,
-            DataType::Float16,
-            DataType::Int64,
-            DataType::Int32,
-            DataType::Int16,
-            DataType::Int8,
-            DataType::Uint64,
-            DataType::Uint32,
-            DataType::Uint16,
-            DataType::Uint8,
-        ];
         // More than one task, and not a whole number of them.
         let count = (2 * TASK_ELEMENTS + 123) as u64;
         let mut fast = 0;
@@ -543,7 +530,7 @@ mod tests {
                 seed: 0x1234_5678,
                 distribution,
             };
-            for data_type in types {
+            for data_type in DataType::ALL {
                 let (mut a, mut b) = (vec![9u8], vec![9u8]);
                 let ra = generator.fill(data_type, count, &mut a);
                 let rb = generator.fill_each(data_type, count, &mut b);
