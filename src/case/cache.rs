@@ -18,7 +18,10 @@
 //! is its metadata length (u64 LE), the metadata (JSON) and the raw buffers it names.
 
 use super::format::{CaseClass, Compare, Source, CASE_FORMAT_VERSION};
-use super::load::{load_file, load_paths, Case, Expectation, ExpectedTensor, LoadError};
+use super::load::{
+    folder_entries, load_file, load_paths, Case, Expectation, ExpectedTensor, FolderEntry,
+    LoadError,
+};
 use opconform_backend::{spec, Level, OperatorDesc, OperatorKind, Tensor, TensorDesc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -606,20 +609,15 @@ fn digest_path(hasher: &mut Sha256, path: &Path) -> io::Result<()> {
         }
     };
     hasher.update(b"D");
-    let mut children: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    children.sort();
-    for child in children {
-        let is_yaml = child.extension().is_some_and(|e| e == "yaml" || e == "yml");
-        let is_link = child
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink());
-        if child.is_dir() && is_link {
-            hasher.update(b"L");
-            let name = child.as_os_str().as_encoded_bytes();
-            hasher.update((name.len() as u64).to_le_bytes());
-            hasher.update(name);
-        } else if child.is_dir() || is_yaml {
-            digest_path(hasher, &child)?;
+    for entry in folder_entries(read) {
+        match entry {
+            FolderEntry::LinkedFolder(child) => {
+                hasher.update(b"L");
+                let name = child.as_os_str().as_encoded_bytes();
+                hasher.update((name.len() as u64).to_le_bytes());
+                hasher.update(name);
+            }
+            FolderEntry::Walk(child) => digest_path(hasher, &child)?,
         }
     }
     Ok(())

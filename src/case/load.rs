@@ -190,24 +190,49 @@ fn collect_case_files(
             return;
         }
     };
-    let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    children.sort();
-    for child in children {
-        let is_yaml = child.extension().is_some_and(|e| e == "yaml" || e == "yml");
-        let is_link = child
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink());
-        if child.is_dir() && is_link {
-            errors.push(file_error(
+    for entry in folder_entries(entries) {
+        match entry {
+            FolderEntry::LinkedFolder(child) => errors.push(file_error(
                 &child,
                 "symbolic link to a folder: not followed (it could loop or load cases twice); \
                  name the target folder on the command line instead"
                     .to_string(),
-            ));
-        } else if child.is_dir() || is_yaml {
-            collect_case_files(root, &child, files, errors);
+            )),
+            FolderEntry::Walk(child) => collect_case_files(root, &child, files, errors),
         }
     }
+}
+
+/// One entry of a case folder, as the loader treats it.
+pub(crate) enum FolderEntry {
+    /// A `.yaml`/`.yml` file or a subfolder: loaded (walked).
+    Walk(PathBuf),
+    /// A symbolic link to a folder: never followed, reported.
+    LinkedFolder(PathBuf),
+}
+
+/// A folder's entries the loader looks at, sorted by path: `.yaml`/`.yml` files and
+/// subfolders, and links to folders apart; anything else is skipped. The suite cache
+/// (`case::cache`) digests folders through this too, so both walk the same files.
+pub(crate) fn folder_entries(entries: std::fs::ReadDir) -> Vec<FolderEntry> {
+    let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    children.sort();
+    children
+        .into_iter()
+        .filter_map(|child| {
+            let is_yaml = child.extension().is_some_and(|e| e == "yaml" || e == "yml");
+            let is_link = child
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink());
+            if child.is_dir() && is_link {
+                Some(FolderEntry::LinkedFolder(child))
+            } else if child.is_dir() || is_yaml {
+                Some(FolderEntry::Walk(child))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 fn file_error(file: &Path, message: String) -> LoadError {
