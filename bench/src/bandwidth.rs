@@ -133,27 +133,11 @@ pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
     }
 }
 
-/// `words` zeroed `u64`s, backed by huge pages where the system allows (see
+/// `words` `u64`s (every byte 1), backed by huge pages where the system allows (see
 /// [`crate::case::buffer`]).
 fn huge_words(words: usize) -> Vec<u64> {
     let mut v: Vec<u64> = Vec::with_capacity(words);
-    #[cfg(target_os = "linux")]
-    {
-        let start = v.as_mut_ptr() as usize;
-        let aligned = start.next_multiple_of(4096);
-        let end = (start + words * 8) / 4096 * 4096;
-        if end > aligned {
-            // SAFETY: the range lies inside the vector's allocation; MADV_HUGEPAGE changes
-            // only how its pages are backed.
-            unsafe {
-                libc::madvise(
-                    aligned as *mut libc::c_void,
-                    end - aligned,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
+    crate::case::advise_huge_pages(v.as_mut_ptr().cast(), words * 8);
     v.resize(words, 0x0101_0101_0101_0101);
     v
 }

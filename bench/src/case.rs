@@ -142,13 +142,23 @@ pub fn operator(spec: &Value) -> Result<OperatorDesc, String> {
 /// prefetchers stop at every page boundary, and the comparison would measure allocators.
 pub fn buffer(len: usize, fill: u8) -> Vec<u8> {
     let mut v: Vec<u8> = Vec::with_capacity(len);
-    #[cfg(target_os = "linux")]
     if len >= 4 << 20 {
-        let start = v.as_mut_ptr() as usize;
+        advise_huge_pages(v.as_mut_ptr(), len);
+    }
+    v.resize(len, fill);
+    v
+}
+
+/// Asks Linux to back the whole pages of the `len` bytes at `start` (an allocation not yet
+/// touched) with huge pages (`madvise(MADV_HUGEPAGE)`); a no-op elsewhere.
+pub(crate) fn advise_huge_pages(start: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let start = start as usize;
         let aligned = start.next_multiple_of(4096);
         let end = (start + len) / 4096 * 4096;
         if end > aligned {
-            // SAFETY: the range lies inside the vector's allocation (page-aligned within it);
+            // SAFETY: the range lies inside the caller's allocation (page-aligned within it);
             // MADV_HUGEPAGE only changes how its pages are backed, never their contents.
             unsafe {
                 libc::madvise(
@@ -159,8 +169,8 @@ pub fn buffer(len: usize, fill: u8) -> Vec<u8> {
             }
         }
     }
-    v.resize(len, fill);
-    v
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, len);
 }
 
 impl BenchCase {
