@@ -578,9 +578,9 @@ fn check_ov_one_hot(checker: &mut Checker, desc: &OvOneHotDesc) {
     );
 }
 
-/// Whether the output's shape is the one OneHot-1 produces ([`ov_one_hot_output_shape`],
-/// compared without allocating), or `None` when there is no such shape.
-fn ov_one_hot_output_matches(desc: &OvOneHotDesc) -> Option<bool> {
+/// Where OneHot-1 inserts the depth dimension (`axis`, a negative one counted from the end of
+/// the output), or `None` when the axis is out of range or depth is not positive.
+fn ov_one_hot_depth_axis(desc: &OvOneHotDesc) -> Option<usize> {
     let n = desc.indices.dimension_count() as i64;
     let axis = if desc.axis < 0 {
         desc.axis + n + 1
@@ -590,7 +590,13 @@ fn ov_one_hot_output_matches(desc: &OvOneHotDesc) -> Option<bool> {
     if !(0..=n).contains(&axis) || desc.depth_value <= 0 {
         return None;
     }
-    let axis = axis as usize;
+    Some(axis as usize)
+}
+
+/// Whether the output's shape is the one OneHot-1 produces ([`ov_one_hot_output_shape`],
+/// compared without allocating), or `None` when there is no such shape.
+fn ov_one_hot_output_matches(desc: &OvOneHotDesc) -> Option<bool> {
+    let axis = ov_one_hot_depth_axis(desc)?;
     let found = &desc.output.sizes;
     let indices = &desc.indices.sizes;
     Some(
@@ -606,17 +612,9 @@ fn ov_one_hot_output_matches(desc: &OvOneHotDesc) -> Option<bool> {
 /// their own). A depth above `u32::MAX` gives a shape no output can hold, so the shape rule
 /// still reports it.
 pub fn ov_one_hot_output_shape(desc: &OvOneHotDesc) -> Option<Vec<u64>> {
-    let n = desc.indices.dimension_count() as i64;
-    let axis = if desc.axis < 0 {
-        desc.axis + n + 1
-    } else {
-        desc.axis
-    };
-    if !(0..=n).contains(&axis) || desc.depth_value <= 0 {
-        return None;
-    }
+    let axis = ov_one_hot_depth_axis(desc)?;
     let mut sizes: Vec<u64> = desc.indices.sizes.iter().map(|&s| u64::from(s)).collect();
-    sizes.insert(axis as usize, desc.depth_value as u64);
+    sizes.insert(axis, desc.depth_value as u64);
     Some(sizes)
 }
 
