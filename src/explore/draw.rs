@@ -280,6 +280,18 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
         ];
         (threshold as i64 + offsets[rng.below(offsets.len())]) as usize
     };
+    // An input's sizes and strides: packed and near a threshold when large, else small with
+    // drawn strides (padding, permutation, broadcast).
+    let input_layout = |rng: &mut Rng, rank: usize| -> (Vec<u32>, Option<Vec<u32>>) {
+        if large {
+            let count = target(rng);
+            (sizes_near(rng, rank, count), None)
+        } else {
+            let sizes = draw_sizes(rng, rank);
+            let strides = draw_strides(rng, &sizes);
+            (sizes, strides)
+        }
+    };
     let mut recipe = Recipe {
         operator,
         input_type: DataType::Uint32,
@@ -299,19 +311,7 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
         OperatorKind::DmlArgMax => {
             let input_type = pick_type(rng, "InputTensor")?;
             let rank = pick_rank(rng, "InputTensor");
-            let sizes = if large {
-                {
-                    let count = target(rng);
-                    sizes_near(rng, rank, count)
-                }
-            } else {
-                draw_sizes(rng, rank)
-            };
-            let strides = if large {
-                None
-            } else {
-                draw_strides(rng, &sizes)
-            };
+            let (sizes, strides) = input_layout(rng, rank);
             let data = draw_data(rng, input_type, span(&sizes, strides.as_deref()), false);
             let axes: Vec<u32> = (0..rank as u32).filter(|_| rng.below(2) == 0).collect();
             let axes = if axes.is_empty() {
@@ -332,19 +332,7 @@ pub fn draw(rng: &mut Rng, operator: OperatorKind, level: Level) -> Option<Recip
         OperatorKind::DmlNonZeroCoordinates => {
             let input_type = pick_type(rng, "InputTensor")?;
             let rank = pick_rank(rng, "InputTensor");
-            let sizes = if large {
-                {
-                    let count = target(rng);
-                    sizes_near(rng, rank, count)
-                }
-            } else {
-                draw_sizes(rng, rank)
-            };
-            let strides = if large {
-                None
-            } else {
-                draw_strides(rng, &sizes)
-            };
+            let (sizes, strides) = input_layout(rng, rank);
             // Large inputs are dense (few zeros), so that the count crosses the thresholds too.
             let data = draw_data(rng, input_type, span(&sizes, strides.as_deref()), !large);
             let count_rank = pick_rank(rng, "OutputCountTensor");
