@@ -79,6 +79,22 @@ pub fn column_levels(operator: OperatorKind, target: Option<Level>) -> Vec<Level
         .collect()
 }
 
+/// The compliance matrix of every operator in `results`, each up to the run's target of its
+/// spec family (`targets`, as certificates read them). Built once per run and shared by the
+/// Markdown and HTML reports, so the two always show the same columns and cells.
+pub fn matrices(results: &[CaseResult], targets: &[Level]) -> Vec<Matrix> {
+    super::operators_in(results)
+        .into_iter()
+        .map(|op| {
+            matrix(
+                op,
+                results,
+                crate::certify::certificate::target_for(targets, op.family()),
+            )
+        })
+        .collect()
+}
+
 /// Builds the matrix of `operator` from `results` (of that operator or not).
 pub fn matrix(operator: OperatorKind, results: &[CaseResult], target: Option<Level>) -> Matrix {
     let spec = spec::for_operator(operator);
@@ -295,6 +311,31 @@ mod tests {
                 shape("OutputTensor", values),
             ],
         }
+    }
+
+    #[test]
+    fn matrices_cover_each_operator_once_up_to_its_familys_target() {
+        let results = vec![
+            one_hot("a", "FLOAT32", Outcome::Pass),
+            one_hot("b", "FLOAT32", Outcome::Fail),
+        ];
+        let at = |target: u16| matrices(&results, &[Level::dml(target)]);
+        let low = at(0x3000);
+        assert_eq!(low.len(), 1, "one matrix per operator in the results");
+        assert_eq!(low[0].operator, OperatorKind::DmlOneHot);
+        assert_eq!(low[0].levels.last(), Some(&Level::dml(0x3000)));
+        // A target of another family leaves DirectML's columns whole; a lower DirectML
+        // target cuts them.
+        let other = matrices(&results, &[]);
+        assert_eq!(
+            other[0].levels.last(),
+            Some(&Level::dml(NEWEST_TABLE_LEVEL))
+        );
+        assert!(at(0x2100)[0].levels.len() < low[0].levels.len());
+        assert!(low[0]
+            .rows
+            .iter()
+            .any(|row| row.cells.contains(&Cell::Fail)));
     }
 
     #[test]

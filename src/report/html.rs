@@ -8,10 +8,10 @@
 //! checks the page on load and writes what it found into `#self-check` (used by the browser
 //! test). Every text from outside is HTML-escaped.
 
-use super::compliance::{self, Cell, Matrix};
+use super::compliance::{Cell, Matrix};
 use super::verdict::Verdict;
 use super::{operators_in, summary_rows, RunReport, SUMMARY_HEADER};
-use crate::certify::certificate::{target_for, Certificate};
+use crate::certify::certificate::Certificate;
 use crate::runner::{CaseResult, Outcome};
 use base64::Engine as _;
 use std::fmt::Write as _;
@@ -56,8 +56,8 @@ pub fn certificate_of(report: &RunReport) -> Certificate {
     )
 }
 
-/// Renders the HTML report.
-pub fn render(report: &RunReport) -> String {
+/// Renders the HTML report, with the run's compliance `matrices` ([`super::compliance::matrices`]).
+pub fn render(report: &RunReport, matrices: &[Matrix]) -> String {
     let meta = &report.meta;
     let b = &meta.backend;
     let mut out = String::new();
@@ -75,7 +75,7 @@ pub fn render(report: &RunReport) -> String {
     filter_form(&mut out, report);
     failures(&mut out, report);
     summary(&mut out, report);
-    matrices(&mut out, report);
+    matrices_section(&mut out, matrices);
     all_results(&mut out, report);
     load_errors(&mut out, report);
     about(&mut out, report);
@@ -420,7 +420,7 @@ fn summary(out: &mut String, report: &RunReport) {
     out.push_str("</table></section>\n");
 }
 
-fn matrices(out: &mut String, report: &RunReport) {
+fn matrices_section(out: &mut String, matrices: &[Matrix]) {
     out.push_str(
         "<section id=\"matrices\"><h2>Compliance matrices</h2><p>Rows: tensor × data type × \
          dimension count; columns: levels. <span class=\"pass\">pass</span>: the required \
@@ -430,9 +430,8 @@ fn matrices(out: &mut String, report: &RunReport) {
          <span class=\"nocase\">no case</span>: required, but no case uses it. Rows where \
          every cell passes are folded.</p>\n",
     );
-    for op in operators_in(&report.results) {
-        let target = target_for(&report.meta.targets, op.family());
-        let matrix = compliance::matrix(op, &report.results, target);
+    for matrix in matrices {
+        let op = matrix.operator;
         let _ = write!(out, "<h3 id=\"matrix-{}\">{}</h3>", op.slug(), op.name());
         let (open, folded): (Vec<usize>, Vec<usize>) = (0..matrix.rows.len()).partition(|&i| {
             matrix.rows[i]
@@ -443,7 +442,7 @@ fn matrices(out: &mut String, report: &RunReport) {
         if open.is_empty() {
             out.push_str("<p>Every required cell passes.</p>");
         } else {
-            matrix_table(out, &matrix, &open);
+            matrix_table(out, matrix, &open);
         }
         if !folded.is_empty() {
             let _ = write!(
@@ -451,7 +450,7 @@ fn matrices(out: &mut String, report: &RunReport) {
                 "<details class=\"folded\"><summary>{} row(s) where every cell passes</summary>",
                 folded.len()
             );
-            matrix_table(out, &matrix, &folded);
+            matrix_table(out, matrix, &folded);
             out.push_str("</details>");
         }
     }

@@ -2,15 +2,16 @@
 //! cases that did not load. Text from outside (backend strings, messages, ids) goes through
 //! [`super::escape`], so it cannot add structure to the document.
 
-use super::compliance::{self, Matrix};
+use super::compliance::Matrix;
 use super::escape::{markdown_code, markdown_fenced, markdown_inline, markdown_paragraph};
 use super::verdict::Verdict;
-use super::{operators_in, summary_rows, RunReport, SUMMARY_HEADER};
+use super::{summary_rows, RunReport, SUMMARY_HEADER};
 use crate::runner::CaseResult;
 use std::fmt::Write as _;
 
-/// Renders the Markdown summary.
-pub fn render(report: &RunReport) -> String {
+/// Renders the Markdown summary, with the run's compliance `matrices`
+/// ([`super::compliance::matrices`]).
+pub fn render(report: &RunReport, matrices: &[Matrix]) -> String {
     let (meta, results) = (&report.meta, report.results.as_slice());
     let mut out = String::new();
     let b = &meta.backend;
@@ -47,21 +48,20 @@ pub fn render(report: &RunReport) -> String {
         );
     }
     let _ = writeln!(out, "- harness: opconform {}\n", meta.harness_version);
-    let target = Some(meta.feature_level);
     let _ = writeln!(out, "## Summary\n");
     let _ = writeln!(out, "| {} |", SUMMARY_HEADER.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(SUMMARY_HEADER.len()));
     for row in summary_rows(report) {
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }
-    for op in operators_in(results) {
-        let _ = writeln!(out, "\n## {} compliance matrix\n", op.name());
+    for matrix in matrices {
+        let _ = writeln!(out, "\n## {} compliance matrix\n", matrix.operator.name());
         let _ = writeln!(
             out,
             "Rows: tensor × data type × dimension count; columns: levels. `pass`: every required \
              case using the cell at or below the level passed; `—`: not in the table in force.\n"
         );
-        render_matrix(&mut out, &compliance::matrix(op, results, target));
+        render_matrix(&mut out, matrix);
     }
     for (verdict, title) in [
         (Verdict::Failure, "Failures (required, failing the run)"),

@@ -310,6 +310,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// The report files of a run, by name: `run.json`, `results.jsonl`, `junit.xml`, `summary.md`
 /// and `index.html`.
 pub fn render_files(report: &RunReport) -> io::Result<Vec<(&'static str, String)>> {
+    let matrices = compliance::matrices(&report.results, &report.meta.targets);
     let meta_json = serde_json::to_string_pretty(&report.meta).map_err(io::Error::other)? + "\n";
     let mut lines = String::new();
     for line in report.lines() {
@@ -324,8 +325,8 @@ pub fn render_files(report: &RunReport) -> io::Result<Vec<(&'static str, String)
         ("run.json", meta_json),
         ("results.jsonl", lines),
         ("junit.xml", junit::render(report)?),
-        ("summary.md", markdown::render(report)),
-        ("index.html", html::render(report)),
+        ("summary.md", markdown::render(report, &matrices)),
+        ("index.html", html::render(report, &matrices)),
     ])
 }
 
