@@ -887,6 +887,138 @@ def command_report(args) -> int:
     return 1 if mismatched else 0
 
 
+# --- Sweep: random shapes, types and layouts --------------------------------------------------
+
+
+SWEEP_ARGMAX_TYPES = [np.float32, np.float16, np.int32, np.int64, np.uint8]
+SWEEP_NONZERO_TYPES = [np.float32, np.float16, np.int32, np.uint8]  # DirectML 4_1 table: no 64-bit
+SWEEP_ONE_HOT_TYPES = [np.float32, np.float16, np.int32, np.int64, np.uint8]
+
+
+def random_sizes(g: np.random.Generator, rank: int, elements: int) -> list[int]:
+    """`rank` sizes whose product is near `elements`, each at least 1, in random proportions."""
+    weights = g.dirichlet(np.ones(rank))
+    sizes = [max(1, int(round(elements ** w))) for w in weights]
+    return sizes
+
+
+def sweep_argmax(g: np.random.Generator, k: int, tiny: bool) -> Row:
+    dtype = np.dtype(SWEEP_ARGMAX_TYPES[g.integers(len(SWEEP_ARGMAX_TYPES))])
+    rank = int(g.integers(1, 6))
+    elements = int(g.integers(2, 257)) if tiny else int(2 ** g.uniform(20, 24))
+    sizes = random_sizes(g, rank, elements)
+    layout = ["contiguous", "permuted", "padded"][g.choice(3, p=[0.5, 0.3, 0.2])]
+    if rank == 1 and layout == "permuted":
+        layout = "contiguous"
+    seed = int(g.integers(1 << 30))
+    if layout == "padded":
+        pad = int(g.integers(1, 9))
+        base = random_array(dtype, sizes[:-1] + [sizes[-1] + pad], seed)
+        view = base[..., : sizes[-1]]
+    elif layout == "permuted":
+        perm = list(g.permutation(rank))
+        base = random_array(dtype, sizes, seed)
+        view = np.transpose(base, perm)
+    else:
+        base = random_array(dtype, sizes, seed)
+        view = base
+    count = 1 if rank == 1 else int(g.choice([1, 1, 1, 2, rank])) if rank > 2 else int(g.integers(1, 3))
+    axes = tuple(sorted(int(a) for a in g.choice(rank, size=min(count, rank), replace=False)))
+    label = (
+        f"ArgMax {DTYPE_NAMES[dtype]} {list(view.shape)} {layout} axes {','.join(map(str, axes))}"
+    )
+    return argmax_row(
+        f"sweep_{k}", label, base, view, axes, layout == "contiguous", 2000 if tiny else 1
+    )
+
+
+def sweep_nonzero(g: np.random.Generator, k: int, tiny: bool) -> Row:
+    dtype = np.dtype(SWEEP_NONZERO_TYPES[g.integers(len(SWEEP_NONZERO_TYPES))])
+    rank = int(g.integers(1, 6))
+    elements = int(g.integers(2, 257)) if tiny else int(2 ** g.uniform(20, 24.5))
+    sizes = random_sizes(g, rank, elements)
+    percent = float(g.choice([0.1, 1, 5, 25, 50, 75, 95, 100]))
+    a = sparse_fraction(dtype, sizes, percent / 100, int(g.integers(1 << 30)))
+    label = f"NonZeroCoordinates {DTYPE_NAMES[dtype]} {sizes} {percent:g}% nonzero"
+    return nonzero_row(f"sweep_{k}", label, a, 2000 if tiny else 1)
+
+
+def sweep_one_hot(g: np.random.Generator, k: int, tiny: bool) -> Row:
+    index_type = np.dtype([np.int32, np.int64][g.integers(2)])
+    dtype = np.dtype(SWEEP_ONE_HOT_TYPES[g.integers(len(SWEEP_ONE_HOT_TYPES))])
+    depth = int(g.choice([1, 2, 3, 7, 16, 33, 64, 100, 1000, 4096]))
+    n = int(g.integers(1, 17)) if tiny else max(1, int(2 ** g.uniform(22, 25)) // depth)
+    indices = rng(int(g.integers(1 << 30))).integers(0, depth, size=n, dtype=index_type)
+    label = f"OneHot {DTYPE_NAMES[index_type]} -> {DTYPE_NAMES[dtype]}, {n} indices, depth {depth}"
+    return one_hot_row(f"sweep_{k}", label, indices, depth, dtype, 2000 if tiny else 1)
+
+
+def sparse_fraction(dtype, shape, fraction: float, seed: int) -> np.ndarray:
+    """Nonzero with probability `fraction`, independently per element (values never 0)."""
+    g = rng(seed)
+    mask = g.random(shape, dtype=np.float32) < fraction
+    if np.dtype(dtype).kind in "iu":
+        values = g.integers(1, 100, size=shape).astype(dtype)
+    else:
+        values = (g.random(shape, dtype=np.float32) + 1.0).astype(dtype)
+    return np.where(mask, values, np.zeros((), dtype))
+
+
+def command_sweep(args) -> int:
+    """Random rows (operator, type, rank, sizes, layout, axes, density, depth) from a seed,
+    per core only: ours against the best peer, worst rows first. A check of the class of
+    problem beside the fixed rows of `run`."""
+    ours = Ours(args.lib)
+    g = rng(args.seed)
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    read, write = ours.bandwidth(1, 256 << 20, 3)
+    makers = [sweep_argmax, sweep_nonzero, sweep_one_hot]
+    if args.operator:
+        makers = [m for m in makers if args.operator in m.__name__]
+    results, mismatched = [], []
+    for k in range(args.rows):
+        make = makers[int(g.integers(len(makers)))]
+        row = make(g, k, bool(g.random() < args.tiny))
+        case = ours.case(row.spec, row.buffers)
+        try:
+            entry = run_row(row, case, 1, args.reps, log)
+        finally:
+            case.free()
+        peers = [entry[n]["median_ms"] for n in ("numpy", "ort") if n in entry]
+        floor = (row.bytes_read / (read * 1e9) + row.bytes_written / (write * 1e9)) * 1e3
+        ours_ms = entry["ours"]["median_ms"]
+        results.append(
+            {
+                "label": row.label,
+                "ours_ms": ours_ms,
+                "best_peer_ms": min(peers),
+                "ratio": ours_ms / min(peers),
+                "floor_ratio": None if row.iterations > 1 else ours_ms / floor,
+                "check": entry["check"],
+            }
+        )
+        bad = {n: v for n, v in entry["check"].items() if v != "ok" and not v.startswith("unavailable")}
+        if bad:
+            mismatched.append(f"{row.label}: {bad}")
+        del row
+        gc.collect()
+    results.sort(key=lambda r: -r["ratio"])
+    print(f"sweep seed {args.seed}: {len(results)} rows, per core; read {read:.1f} GB/s, write {write:.1f} GB/s")
+    print("| row | ours ms | best peer ms | ours/best peer | ours/floor |")
+    print("|---|---:|---:|---:|---:|")
+    for r in results:
+        floor_text = "—" if r["floor_ratio"] is None else f"{r['floor_ratio']:.2f}"
+        print(f"| {r['label']} | {r['ours_ms']:.4f} | {r['best_peer_ms']:.4f} | {r['ratio']:.2f} | {floor_text} |")
+    ahead = sum(r["ratio"] < 1 for r in results)
+    print(f"\nours/best peer < 1 on {ahead} of {len(results)} rows; results equal on {len(results) - len(mismatched)} of {len(results)}.")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump({"seed": args.seed, "rows": results}, f, indent=1)
+    for line in mismatched:
+        print(f"CHECK FAILED: {line}", file=sys.stderr)
+    return 1 if mismatched else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -901,8 +1033,17 @@ def main() -> int:
     report.add_argument("--markdown", help="write the tables here")
     report.add_argument("--doc", help="replace the generated section of this Markdown file")
     report.add_argument("--json", help="write the merged summary (medians, ratios) here")
+    sweep = sub.add_parser("sweep", help="random rows from a seed, per core, worst first")
+    sweep.add_argument("--lib", required=True, help="path of libopconform_bench.so")
+    sweep.add_argument("--seed", type=int, default=1, help="seed of the rows drawn")
+    sweep.add_argument("--rows", type=int, default=40, help="rows drawn")
+    sweep.add_argument("--reps", type=int, default=3, help="interleaved repetitions per row")
+    sweep.add_argument("--tiny", type=float, default=0.15, help="share of 1-256-element latency rows")
+    sweep.add_argument("--operator", help="argmax, nonzero or one_hot only")
+    sweep.add_argument("--out", help="write the rows as JSON here")
     args = parser.parse_args()
-    return command_run(args) if args.command == "run" else command_report(args)
+    commands = {"run": command_run, "report": command_report, "sweep": command_sweep}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":
