@@ -2,6 +2,7 @@
 # The CPU benchmark of docs/performance.md, in one command:
 #
 #   bash tools/bench.sh [--runs N] [--reps N] [--quick] [--only TEXT] [--no-doc] [--vulkan]
+#                       [--load] [--sweep SEED]...
 #
 # 1. builds libopconform_bench.so (the `opconform-bench` crate, release);
 # 2. runs tools/bench_peers.py `run` N times (default 3): each run times our CPU backend (through
@@ -15,7 +16,10 @@
 #    (lavapipe when there is no GPU), target/bench/vulkan.md (not part of the table);
 # 5. with --load: loading speed. A synthetic suite of 50 000 cases (the repository's case files
 #    copied with renamed ids into a temporary folder, deleted after) and 5 000 and 20 000 for
-#    the scaling, each timed through `opconform validate -q` (release), target/bench/load.txt.
+#    the scaling, each timed through `opconform validate -q` (release), target/bench/load.txt;
+# 6. with --sweep SEED (repeatable): 40 random rows per seed (operator, type, rank, sizes, layout,
+#    axes, density, depth; `bench_peers.py sweep`), per core, worst first, results checked,
+#    target/bench/sweep-SEED.md. Shapes the fixed rows do not have: a check of the class.
 #
 # Exits non-zero when a run fails or when any row's results differ between ours and a peer.
 # Environment: PYTHON (default .venv/bin/python, else python3; needs numpy, onnx, onnxruntime:
@@ -32,6 +36,7 @@ only=()
 doc=1
 vulkan=0
 load=0
+sweeps=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --runs) runs="$2"; shift 2 ;;
@@ -41,7 +46,8 @@ while [[ $# -gt 0 ]]; do
         --no-doc) doc=0; shift ;;
         --vulkan) vulkan=1; shift ;;
         --load) load=1; shift ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        --sweep) sweeps+=("$2"); shift 2 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -76,8 +82,10 @@ echo "== $runs run(s) in $(( $(date +%s) - started )) s" >&2
 doc_args=()
 [[ $doc == 1 ]] && doc_args=(--doc docs/performance.md)
 status=0
-"$python" tools/bench_peers.py report "${files[@]}" --json "$out/results.json" \
-    --markdown "$out/table.md" "${doc_args[@]}" || status=$?
+if [[ $runs -gt 0 ]]; then  # --runs 0: only the extras (--sweep, --load, --vulkan)
+    "$python" tools/bench_peers.py report "${files[@]}" --json "$out/results.json" \
+        --markdown "$out/table.md" "${doc_args[@]}" || status=$?
+fi
 
 if [[ $vulkan == 1 ]]; then
     if [[ -z "${XDG_RUNTIME_DIR:-}" ]]; then
@@ -119,6 +127,13 @@ PY
     done
     rm -rf "$suites"
 fi
+
+for seed in "${sweeps[@]}"; do
+    echo "== sweep, seed $seed" >&2
+    "$python" tools/bench_peers.py sweep --lib "$lib" --seed "$seed" \
+        --out "$out/sweep-$seed.json" > "$out/sweep-$seed.md" || status=1
+    tail -1 "$out/sweep-$seed.md" >&2
+done
 
 echo "results: $out (run-*.json, results.json, table.md)" >&2
 exit "$status"
