@@ -3,6 +3,9 @@
 //! - [`block_max`] and [`locate`]: a run of contiguous elements is reduced a block at a time,
 //!   maximum first (a plain max-reduction), and the block is searched for the maximum's
 //!   position only when it can change the result;
+//! - [`Prims::run_argmax`]: a whole contiguous run reduced the same way in one call, the
+//!   maximum staying in a vector register (every lane) from the max pass to the search for
+//!   its position, with no key conversion between them;
 //! - [`fold_rows`]: a tail of neighbouring outputs takes one contiguous input row per reduced
 //!   position, updating a running maximum and the row it came from per output.
 //!
@@ -60,6 +63,13 @@ pub(crate) trait Prims: Copy {
     /// # Safety
     /// As [`Prims::piece_max`].
     unsafe fn locate<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize>;
+
+    /// The position of the first (or, with `LAST`, the last) maximum of `bytes` (whole
+    /// elements, at least one): [`run_argmax`] with this instruction set.
+    ///
+    /// # Safety
+    /// As [`Prims::piece_max`].
+    unsafe fn run_argmax<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize;
 }
 
 /// The portable inner loops.
@@ -75,6 +85,11 @@ impl Prims for PortablePrims {
     #[inline(always)]
     unsafe fn locate<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize> {
         locate_portable::<T, LAST>(bytes, key)
+    }
+
+    #[inline(always)]
+    unsafe fn run_argmax<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
+        run_argmax_portable::<T, LAST>(bytes)
     }
 }
 
@@ -100,6 +115,34 @@ impl Prims for Avx2Prims {
         // SAFETY: the caller runs with AVX2.
         unsafe { locate_body::<T, LAST>(bytes, key) }
     }
+
+    #[inline(always)]
+    unsafe fn run_argmax<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
+        if bytes.len() < 32 {
+            return run_argmax_portable::<T, LAST>(bytes);
+        }
+        // SAFETY: the caller runs with AVX2; at least 32 bytes.
+        match unsafe { run_argmax_body::<T, LAST>(bytes) } {
+            Some(p) => p,
+            // A NaN: the compare domain does not order it; redo the run exactly.
+            None => run_argmax_portable::<T, LAST>(bytes),
+        }
+    }
+}
+
+/// The position of the first (or, with `LAST`, the last) maximum of the elements of `bytes`
+/// (at least one): a block at a time, its maximum first and its position only when it beats
+/// the blocks before. (The kernels call [`Prims::run_argmax`]; this is its dispatch for tests.)
+#[cfg(test)]
+pub(crate) fn run_argmax<T: Lanes, const LAST: bool>(isa: Isa, bytes: &[u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 {
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+        return unsafe { run_argmax_avx2::<T, LAST>(bytes) };
+    }
+    let _ = isa;
+    // SAFETY: the portable loops need no instruction set.
+    unsafe { PortablePrims::run_argmax::<T, LAST>(bytes) }
 }
 
 /// The maximum key of the elements of `pieces` (at least one, none empty) of `data`.
@@ -241,6 +284,21 @@ fn block_max_portable<T: OrderKey>(bytes: &[u8]) -> T::Key {
         .chunks_exact(T::SIZE)
         .map(|e| T::read(e).key())
         .fold(T::MIN_KEY, Ord::max)
+}
+
+/// [`run_argmax`] in plain Rust.
+#[inline]
+fn run_argmax_portable<T: OrderKey, const LAST: bool>(bytes: &[u8]) -> usize {
+    let (mut best, mut at, mut found) = (T::MIN_KEY, 0, false);
+    for (b, block) in bytes.chunks(SCAN_BLOCK * T::SIZE).enumerate() {
+        let max = block_max_portable::<T>(block);
+        if !found || better::<_, LAST>(max, best) {
+            if let Some(p) = locate_portable::<T, LAST>(block, max) {
+                (best, at, found) = (max, b * SCAN_BLOCK + p, true);
+            }
+        }
+    }
+    at
 }
 
 /// Elements per chunk in [`locate_portable`]'s first, vectorisable, pass.
@@ -415,6 +473,121 @@ unsafe fn max_of_pieces<T: Lanes>(base: *const u8, pieces: &[Piece]) -> T::Key {
     let mut lanes = [0u8; 32];
     _mm256_storeu_si256(lanes.as_mut_ptr().cast(), all);
     max.max(T::lane_key(&lanes[..T::SIZE]))
+}
+
+/// [`run_argmax`] with AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(all(test, target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn run_argmax_avx2<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
+    Avx2Prims::run_argmax::<T, LAST>(bytes)
+}
+
+/// The body of [`Avx2Prims::run_argmax`] on a run of at least 32 bytes: blocks of about
+/// [`SCAN_BLOCK`] elements (the last one takes a remainder shorter than a vector), each
+/// reduced to its maximum in every lane ([`vector_max`]), which is located in the block only
+/// when it beats the best so far, all in the compare domain. None when a NaN appears.
+///
+/// # Safety
+/// The CPU must support AVX2 (this is inlined into AVX2 functions only); `bytes.len() >= 32`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn run_argmax_body<T: Lanes, const LAST: bool>(bytes: &[u8]) -> Option<usize> {
+    let block = SCAN_BLOCK * T::SIZE;
+    let len = bytes.len();
+    let p = bytes.as_ptr();
+    let mut best = T::lowest();
+    let mut at = 0;
+    let mut j = 0;
+    while j < len {
+        let n = if len - j < block + 32 { len - j } else { block };
+        let (max, nan) = vector_max::<T>(p.add(j), n);
+        if nan {
+            return None;
+        }
+        // The first block always counts; later ones when strictly greater (first maximum) or
+        // not smaller (last maximum). Every lane holds the block's maximum.
+        let take = j == 0
+            || if LAST {
+                _mm256_movemask_epi8(T::gt(best, max)) == 0
+            } else {
+                _mm256_movemask_epi8(T::gt(max, best)) != 0
+            };
+        if take {
+            best = max;
+            at = j + locate_vector::<T, LAST>(p.add(j), n, max);
+        }
+        j += n;
+    }
+    Some(at / T::SIZE)
+}
+
+/// The maximum of the `n` bytes (at least 32, whole elements) at `p` in every lane, in the
+/// compare domain, and whether a NaN appeared: four running maxima, the last vector
+/// overlapping the one before.
+///
+/// # Safety
+/// The CPU must support AVX2; `n >= 32` readable bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn vector_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
+    let whole = n / 32;
+    let mut acc = [T::load(p); 4];
+    let mut nan = _mm256_setzero_si256();
+    let mut j = 0;
+    while j + 4 <= whole {
+        for (k, acc) in acc.iter_mut().enumerate() {
+            let v = T::load(p.add((j + k) * 32));
+            *acc = T::max(v, *acc);
+            if T::CAN_NAN {
+                nan = _mm256_or_si256(nan, T::nan(v));
+            }
+        }
+        j += 4;
+    }
+    while j < n.div_ceil(32) {
+        let v = T::load(p.add(if j < whole { j * 32 } else { n - 32 }));
+        acc[j % 4] = T::max(v, acc[j % 4]);
+        if T::CAN_NAN {
+            nan = _mm256_or_si256(nan, T::nan(v));
+        }
+        j += 1;
+    }
+    let all = all_lanes_max::<T>(T::max(T::max(acc[0], acc[1]), T::max(acc[2], acc[3])));
+    let nan = T::CAN_NAN && _mm256_testz_si256(nan, nan) == 0;
+    (all, nan)
+}
+
+/// The byte offset of the first (or, with `LAST`, the last) element of the `n` bytes (at least
+/// 32, whole elements) at `p` equal to `max` (every lane the same value in the compare domain,
+/// present in those bytes, no NaN).
+///
+/// # Safety
+/// The CPU must support AVX2; `n >= 32` readable bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn locate_vector<T: Lanes, const LAST: bool>(p: *const u8, n: usize, max: __m256i) -> usize {
+    let vectors = n.div_ceil(32);
+    let at = |j: usize| (j * 32).min(n - 32);
+    let mask = |j: usize| _mm256_movemask_epi8(T::eq(T::load(p.add(at(j))), max)) as u32;
+    if LAST {
+        for j in (0..vectors).rev() {
+            let m = mask(j);
+            if m != 0 {
+                return at(j) + 31 - m.leading_zeros() as usize + 1 - T::SIZE;
+            }
+        }
+    } else {
+        for j in 0..vectors {
+            let m = mask(j);
+            if m != 0 {
+                return at(j) + m.trailing_zeros() as usize;
+            }
+        }
+    }
+    0
 }
 
 /// [`locate`] with AVX2: the lanes equal to the key, as a byte mask per vector. A run of at
@@ -604,6 +777,16 @@ mod tests {
                 Some(reference_locate::<T>(bytes, max, true)),
                 "{isa:?} last"
             );
+            assert_eq!(
+                run_argmax::<T, false>(isa, bytes),
+                reference_locate::<T>(bytes, expected, false),
+                "{isa:?} run first"
+            );
+            assert_eq!(
+                run_argmax::<T, true>(isa, bytes),
+                reference_locate::<T>(bytes, expected, true),
+                "{isa:?} run last"
+            );
             // A key that is not there.
             if max != T::MIN_KEY {
                 assert_eq!(
@@ -635,7 +818,8 @@ mod tests {
     fn block_max_and_locate_agree_with_keys_for_every_type() {
         // Lengths around a vector and ROW_GROUP boundaries; few distinct values (ties).
         for len in [
-            1usize, 3, 7, 8, 15, 16, 17, 31, 32, 33, 64, 127, 129, 1000, 1024,
+            1usize, 3, 7, 8, 15, 16, 17, 31, 32, 33, 60, 64, 127, 129, 1000, 1024, 1025, 1031,
+            1056, 1057, 2047, 3100,
         ] {
             for seed in 1..4u64 {
                 check_block::<u8>(&elements(len, seed, |_, r| (r % 5) as u8 * 60));

@@ -58,6 +58,14 @@ pub(crate) trait Lanes: OrderKey {
     #[cfg(target_arch = "x86_64")]
     unsafe fn max(a: __m256i, b: __m256i) -> __m256i;
 
+    /// Lanes of `a` equal to those of `b` (all ones), in the compare domain (neither holding a
+    /// NaN: -0.0 equals +0.0).
+    ///
+    /// # Safety
+    /// AVX2.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn eq(a: __m256i, b: __m256i) -> __m256i;
+
     /// NaN lanes of `v` (all ones); all zero for types without NaN.
     ///
     /// # Safety
@@ -131,6 +139,12 @@ macro_rules! integer_lanes {
             #[inline(always)]
             unsafe fn max(a: __m256i, b: __m256i) -> __m256i {
                 $max(a, b)
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[inline(always)]
+            unsafe fn eq(a: __m256i, b: __m256i) -> __m256i {
+                $cmpeq(a, b)
             }
 
             #[cfg(target_arch = "x86_64")]
@@ -278,6 +292,15 @@ impl Lanes for f32 {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
+    unsafe fn eq(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(
+            _mm256_castsi256_ps(a),
+            _mm256_castsi256_ps(b),
+        ))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
     unsafe fn nan(v: __m256i) -> __m256i {
         let v = _mm256_castsi256_ps(v);
         _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(v, v))
@@ -349,6 +372,15 @@ impl Lanes for f64 {
     #[inline(always)]
     unsafe fn max(a: __m256i, b: __m256i) -> __m256i {
         _mm256_castpd_si256(_mm256_max_pd(
+            _mm256_castsi256_pd(a),
+            _mm256_castsi256_pd(b),
+        ))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn eq(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_EQ_OQ>(
             _mm256_castsi256_pd(a),
             _mm256_castsi256_pd(b),
         ))
@@ -435,6 +467,12 @@ impl Lanes for f16 {
     #[inline(always)]
     unsafe fn max(a: __m256i, b: __m256i) -> __m256i {
         _mm256_max_epi16(a, b)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn eq(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_cmpeq_epi16(a, b)
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -5,7 +5,10 @@
 //!
 //! The input is walked in memory order ([`plan`]). When the innermost dimension is reduced,
 //! each output scans runs of its elements a block at a time ([`kernels::block_max`], then
-//! [`kernels::locate`] only where the block can change the result); otherwise a tail of
+//! [`kernels::locate`] only where the block can change the result); when that run is all an
+//! output reduces (one contiguous run per output, short or long), one call reduces it with
+//! the block's maximum kept in a vector register ([`kernels::Prims::run_argmax`]) and no state
+//! is kept between outputs; otherwise a tail of
 //! neighbouring outputs is reduced side by side, one contiguous input row per reduced index
 //! ([`kernels::fold_rows`]). Both have explicit AVX2 kernels chosen at run time ([`Isa`]) and
 //! portable ones. Work is split over outputs (or tail blocks), or, when there are few, over

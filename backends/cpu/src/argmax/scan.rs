@@ -9,6 +9,11 @@
 //! [`SCAN_BLOCK`] elements whose maxima are computed in batches, and a piece is searched for
 //! its maximum's position only when that can change its output's result.
 //!
+//! When the region is the run alone (each output's elements are one contiguous run, the
+//! common inner-axis case, padded or not), tasks skip that state: each run is reduced by one
+//! call ([`Prims::run_argmax`]) and its output written at once, which keeps the per-output
+//! cost of short runs to a few instructions.
+//!
 //! With fewer units than [`ARGMAX_SPLIT_FACTOR`] × threads, each output's reduction is split
 //! across threads instead, and the partial results combined by (key, index).
 
@@ -132,8 +137,70 @@ impl Job<'_> {
         let parallel = work >= PARALLEL_MIN_ELEMENTS && threads() > 1;
         if parallel && units < ARGMAX_SPLIT_FACTOR * threads() {
             self.scan_split::<T, O, LAST>(outputs);
+        } else if let [run] = region {
+            if run.stride == 1 && run.size * T::SIZE >= ARGMAX_MIN_RUN_BYTES {
+                self.scan_runs::<T, O, LAST>(outputs, unit_dims, *run, parallel);
+            } else {
+                self.scan_units::<T, O, LAST>(outputs, unit_dims, region, parallel);
+            }
         } else {
             self.scan_units::<T, O, LAST>(outputs, unit_dims, region, parallel);
+        }
+    }
+
+    /// Every output's elements are one contiguous run (the region is the run alone):
+    /// tasks of consecutive outputs, each run reduced at once ([`Prims::run_argmax`]) and its
+    /// result written, with no state kept between runs.
+    fn scan_runs<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        unit_dims: &[Dim],
+        run: Dim,
+        parallel: bool,
+    ) {
+        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        let per_task = (TASK_ELEMENTS / run.size).clamp(1, units.div_ceil(factor).max(1));
+        let tasks = units.div_ceil(per_task);
+        let task = |t: usize| {
+            let first = t * per_task;
+            let count = per_task.min(units - first);
+            #[cfg(target_arch = "x86_64")]
+            if self.isa == Isa::Avx2 {
+                // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+                unsafe {
+                    runs_task_avx2::<T, O, LAST>(self, unit_dims, run, first, count, outputs)
+                };
+                return;
+            }
+            self.runs_task::<T, O, LAST, PortablePrims>(unit_dims, run, first, count, outputs);
+        };
+        if parallel {
+            (0..tasks).into_par_iter().for_each(task);
+        } else {
+            (0..tasks).for_each(task);
+        }
+    }
+
+    /// Outputs `first..first + count` of [`Job::scan_runs`], in memory order.
+    ///
+    /// Written once over the inner loops `P` and inlined into a function per instruction set.
+    #[inline(always)]
+    fn runs_task<T: Lanes, O: FromIndex, const LAST: bool, P: Prims>(
+        &self,
+        unit_dims: &[Dim],
+        run: Dim,
+        first: usize,
+        count: usize,
+        outputs: &Outputs<O>,
+    ) {
+        let bytes = run.size * T::SIZE;
+        for unit in Walk::new(unit_dims, first, count) {
+            let start = unit.offset * T::SIZE;
+            // SAFETY: `P` is the instruction set of the function this is inlined into.
+            let p = unsafe { P::run_argmax::<T, LAST>(&self.data[start..start + bytes]) };
+            // SAFETY: the task's outputs are its own.
+            unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
         }
     }
 
@@ -373,6 +440,23 @@ impl Job<'_> {
             let _ = pieces.iter().any(&mut offer);
         }
     }
+}
+
+/// [`Job::runs_task`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn runs_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
+    job: &Job<'_>,
+    unit_dims: &[Dim],
+    run: Dim,
+    first: usize,
+    count: usize,
+    outputs: &Outputs<O>,
+) {
+    job.runs_task::<T, O, LAST, Avx2Prims>(unit_dims, run, first, count, outputs);
 }
 
 /// [`Job::scan_task`] compiled for AVX2.

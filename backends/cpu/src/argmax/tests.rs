@@ -829,3 +829,45 @@ fn batched_runs_of_interleaved_outputs_with_ties_match_the_reference() {
         on_threads(1, || check_all(&input, &axes, "batched, 1 thread"));
     }
 }
+
+#[test]
+fn one_contiguous_run_per_output_in_every_type_and_padding_matches_the_reference() {
+    // The innermost axis alone reduced: each output is one run (short, padded, around a
+    // vector and a block, with a remainder shorter than a vector), in every type; a
+    // broadcast reduced axis after the run makes its index stride larger than 1.
+    use crate::thresholds::ARGMAX_SCAN_BLOCK as BLOCK;
+    let mut rng = Rng(77);
+    for (t, data_type) in ALL_TYPES.iter().enumerate() {
+        let vector = (32 / data_type.size_in_bytes()) as u32;
+        let block = BLOCK as u32;
+        let lens = [
+            vector - 1,
+            vector,
+            vector + 1,
+            2 * vector + 3,
+            60,
+            255,
+            block - 1,
+            block,
+            block + 1,
+            block + vector - 1,
+            block + vector,
+            2 * block + 5,
+        ];
+        for (k, &len) in lens.iter().enumerate() {
+            let pad = [0, 0, (t + k) as u32 % 5];
+            let input = laid_out(*data_type, &[3, 4, len], &[0, 1, 2], &pad, &[], &mut rng);
+            check_all(&input, &[2], "runs");
+            on_threads(1, || check_all(&input, &[2], "runs, 1 thread"));
+        }
+        let input = laid_out(
+            *data_type,
+            &[5, 40, 3],
+            &[0, 2, 1],
+            &[0, 2, 0],
+            &[2],
+            &mut rng,
+        );
+        check_all(&input, &[1, 2], "runs, broadcast after");
+    }
+}
