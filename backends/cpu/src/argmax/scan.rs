@@ -298,8 +298,7 @@ impl Job<'_> {
                 let output = u * m + at.slot;
                 let start = unit.offset + at.offset;
                 if !vectors {
-                    for j in 0..len {
-                        let key = T::read(&data[(start + j * run.stride) * T::SIZE..]).key();
+                    if let Some((key, j)) = run_best::<T, LAST>(data, start, len, run.stride) {
                         state.offer::<LAST>(output, key, at.index + j * step);
                     }
                     continue;
@@ -378,8 +377,7 @@ impl Job<'_> {
             let start = output.offset + at.offset + j0 * run.stride;
             let index = at.index + j0 * step;
             if !vectors {
-                for j in 0..n {
-                    let key = T::read(&self.data[(start + j * run.stride) * T::SIZE..]).key();
+                if let Some((key, j)) = run_best::<T, LAST>(self.data, start, n, run.stride) {
                     best.offer_key::<LAST>(key, index + j * step);
                 }
                 continue;
@@ -473,4 +471,86 @@ unsafe fn scan_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
     outputs: &Outputs<O>,
 ) {
     job.scan_task::<T, O, LAST, Avx2Prims>(ctx, first, count, outputs);
+}
+
+/// The best (key, position) of the `len` elements at `start`, `start + stride`, … of `data`
+/// (element offsets): the first maximum, or the last with `LAST`. `None` when `len` is 0.
+///
+/// The short or element-strided runs the vector kernels do not take: the best so far stays in
+/// registers and each element costs a load, its key and a compare (offering every element to
+/// the task's state cost about four times as much on a strided row).
+#[inline(always)]
+fn run_best<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    start: usize,
+    len: usize,
+    stride: usize,
+) -> Option<(T::Key, usize)> {
+    if len == 0 {
+        return None;
+    }
+    let run = &data[start * T::SIZE..];
+    // A zero stride (a broadcast run) reads the same element `len` times.
+    let pitch = (stride * T::SIZE).max(T::SIZE);
+    let mut elements = run.chunks(pitch).take(if stride == 0 { 1 } else { len });
+    let mut best = T::read(elements.next()?).key();
+    let mut at = 0;
+    for (j, element) in elements.enumerate() {
+        let key = T::read(element).key();
+        if key > best || (LAST && key == best) {
+            best = key;
+            at = j + 1;
+        }
+    }
+    if stride == 0 && LAST {
+        at = len - 1;
+    }
+    Some((best, at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_best;
+    use half::f16;
+
+    /// The reference: every element offered in turn, ties by position.
+    fn naive<const LAST: bool>(values: &[f32], start: usize, len: usize, stride: usize) -> usize {
+        let key = |j: usize| crate::element::OrderKey::key(values[start + j * stride]);
+        (0..len).fold(0, |best, j| {
+            if key(j) > key(best) || (LAST && key(j) == key(best)) {
+                j
+            } else {
+                best
+            }
+        })
+    }
+
+    #[test]
+    fn strided_runs_find_the_first_or_last_maximum() {
+        let pool = [1.0, f32::NAN, -0.0, 0.0, 3.0, 3.0, -f32::INFINITY, 2.5];
+        let values: Vec<f32> = (0..400)
+            .map(|i| pool[(i * 7 + i / 5) % pool.len()])
+            .collect();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        for stride in [0, 1, 2, 3, 7] {
+            for len in [1, 2, 5, 31, 40] {
+                for start in [0, 3] {
+                    let first = run_best::<f32, false>(&bytes, start, len, stride).unwrap();
+                    let last = run_best::<f32, true>(&bytes, start, len, stride).unwrap();
+                    let expected_last = if stride == 0 {
+                        len - 1
+                    } else {
+                        naive::<true>(&values, start, len, stride)
+                    };
+                    assert_eq!(
+                        first.1,
+                        naive::<false>(&values, start, len, stride),
+                        "{stride} {len}"
+                    );
+                    assert_eq!(last.1, expected_last, "{stride} {len} {start}");
+                }
+            }
+        }
+        assert!(run_best::<f16, false>(&[0, 0], 0, 0, 1).is_none());
+    }
 }
