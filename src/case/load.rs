@@ -336,24 +336,41 @@ pub fn load_text(root: &Path, file: &Path, text: &str) -> (Vec<Case>, Vec<LoadEr
         return (Vec::new(), errors);
     };
     let group_path = file.strip_prefix(root).unwrap_or(file);
+    // The cases of a file are built in parallel (a file of large cases would otherwise load
+    // on one core), then gathered in file order.
+    let built: Vec<Result<Case, Vec<LoadError>>> = case_nodes
+        .par_iter()
+        .enumerate()
+        .map(|(index, node)| load_case(file, group_path, index, node))
+        .collect();
     let mut cases = Vec::new();
-    for (index, node) in case_nodes.iter().enumerate() {
-        let context = CaseContext {
-            file,
-            index,
-            node,
-            full_id: full_id(node, group_path),
-        };
-        let label = format!("cases[{index}]");
-        match CaseSpec::deserialize(NodeDeserializer::new(node, &label)) {
-            Ok(spec) => match build_case(&context, group_path, &spec) {
-                Ok(case) => cases.push(case),
-                Err(mut case_errors) => errors.append(&mut case_errors),
-            },
-            Err(e) => errors.push(context.de_error(e)),
+    for result in built {
+        match result {
+            Ok(case) => cases.push(case),
+            Err(mut case_errors) => errors.append(&mut case_errors),
         }
     }
     (cases, errors)
+}
+
+/// Reads and builds the case at `index` of `file` from its `node`.
+fn load_case(
+    file: &Path,
+    group_path: &Path,
+    index: usize,
+    node: &Node,
+) -> Result<Case, Vec<LoadError>> {
+    let context = CaseContext {
+        file,
+        index,
+        node,
+        full_id: full_id(node, group_path),
+    };
+    let label = format!("cases[{index}]");
+    match CaseSpec::deserialize(NodeDeserializer::new(node, &label)) {
+        Ok(spec) => build_case(&context, group_path, &spec),
+        Err(e) => Err(vec![context.de_error(e)]),
+    }
 }
 
 /// Checks the top-level mapping (`format: 1`, `cases: [...]`), pushing located errors; returns
