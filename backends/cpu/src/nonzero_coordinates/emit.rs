@@ -86,8 +86,12 @@ fn dispatch<const N: usize>(
     stream: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 {
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+    if isa == Isa::Avx2
+        && std::is_x86_feature_detected!("popcnt")
+        && std::is_x86_feature_detected!("bmi1")
+    {
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2; POPCNT and BMI1 (every
+        // AVX2 CPU has them) are checked just above.
         unsafe { rows_avx2::<N>(shape, words, start, out, stream) };
         return;
     }
@@ -95,12 +99,13 @@ fn dispatch<const N: usize>(
     rows_body::<N, false>(shape, words, start, out, stream);
 }
 
-/// [`rows_body`] compiled for AVX2, with the dense groups built by [`dense_avx2`].
+/// [`rows_body`] compiled for AVX2 (with POPCNT and TZCNT), with the dense groups built by
+/// [`dense_avx2`].
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2, POPCNT and BMI1.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,popcnt,bmi1")]
 unsafe fn rows_avx2<const N: usize>(
     shape: &RowShape,
     words: &[u64],

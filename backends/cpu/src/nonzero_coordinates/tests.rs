@@ -784,3 +784,95 @@ fn large_inputs_cross_windows_chunks_and_runs() {
         }
     }
 }
+
+/// Times the kernel on the benchmark's shape ({3,10,1000,1000}, FLOAT32 and UINT8, 5/50/90%)
+/// on one thread and on all, beside a floor (summing the input, then filling as many bytes
+/// as the rows take), interleaved:
+/// `cargo test --release --lib nonzero_speed -- --ignored --nocapture` (`NZ_ONLY=u8:5` for one).
+#[test]
+#[ignore]
+fn nonzero_speed() {
+    use rayon::prelude::*;
+    fn median(mut times: Vec<f64>) -> f64 {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    }
+    fn time<T: Probe>(percent: u64, threads: usize) -> (f64, f64) {
+        let sizes = [3u32, 10, 1000, 1000];
+        let count = 30_000_000usize;
+        let mut rng = Rng(percent);
+        let values = random_values::<T>(&mut rng, count, percent);
+        let mut data = Vec::with_capacity(count * std::mem::size_of::<T>());
+        for v in &values {
+            data.extend_from_slice(&v.le());
+        }
+        drop(values);
+        let input = Tensor::from_bytes(TensorDesc::packed(T::TYPE, &sizes), data).unwrap();
+        let desc = NonZeroCoordinatesDesc {
+            input: input.desc.clone(),
+            output_count: TensorDesc::packed(DataType::Uint32, &[1, 1, 1, 1]),
+            output_coordinates: packed_coordinates(&[1, 1, count as u32, 4]),
+        };
+        let mut out_count = poisoned(&desc.output_count);
+        let mut rows_out = poisoned(&desc.output_coordinates);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let (mut ours, mut floor) = (Vec::new(), Vec::new());
+        for _ in 0..7 {
+            let t = std::time::Instant::now();
+            pool.install(|| {
+                run_with(
+                    &desc,
+                    &input,
+                    &mut out_count,
+                    &mut rows_out,
+                    Tuning::new(Isa::detect()),
+                )
+                .unwrap()
+            });
+            ours.push(t.elapsed().as_secs_f64() * 1e3);
+            let rows = elements::<u32>(&out_count)[0] as usize;
+            let t = std::time::Instant::now();
+            let sum = pool.install(|| {
+                input
+                    .data
+                    .par_chunks(1 << 20)
+                    .map(|c| {
+                        c.chunks_exact(8)
+                            .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+                            .fold(0u64, u64::wrapping_add)
+                    })
+                    .reduce(|| 0, u64::wrapping_add)
+            });
+            std::hint::black_box(sum);
+            pool.install(|| {
+                rows_out.data[..rows * 16]
+                    .par_chunks_mut(1 << 20)
+                    .for_each(|c| c.fill(0))
+            });
+            floor.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        (median(ours), median(floor))
+    }
+    let only = std::env::var("NZ_ONLY").unwrap_or_default();
+    for threads in [1, 2] {
+        for percent in [5, 50, 90] {
+            for name in ["f32", "u8"] {
+                if !only.is_empty() && only != format!("{name}:{percent}") {
+                    continue;
+                }
+                let (ours, floor) = if name == "f32" {
+                    time::<f32>(percent, threads)
+                } else {
+                    time::<u8>(percent, threads)
+                };
+                println!(
+                    "{threads}t {name} {percent}%: ours {ours:.2} ms, floor {floor:.2} ms, ratio {:.2}",
+                    ours / floor
+                );
+            }
+        }
+    }
+}
