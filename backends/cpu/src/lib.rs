@@ -15,8 +15,9 @@
 //! vectorise, and are compiled a second time for AVX2, chosen at run time (`simd`; set
 //! [`BASELINE_ENV`] to keep the baseline); ArgMax reduces inner axes a block at a time (maximum
 //! first, position only when it improves) and outer axes as rows of running maxima;
-//! NonZeroCoordinates reads a packed input once (bit masks per block and a running prefix sum
-//! across workers) and streams large outputs with non-temporal stores.
+//! NonZeroCoordinates reads a packed input once (per window: bit masks and counts per chunk, a
+//! prefix sum, then rows per chunk, with no task waiting on another) and streams large outputs
+//! with non-temporal stores.
 
 mod argmax;
 mod element;

@@ -143,6 +143,8 @@ impl<const K: usize> Nest<K> {
         Nest::build(sizes, strides, true)
     }
 
+    // Only the tests use it since NonZeroCoordinates follows runs itself.
+    #[cfg_attr(not(test), allow(dead_code))]
     /// A walk over `sizes` keeping every dimension of size > 1 (so [`Nest::dims`] maps walked
     /// coordinates back to the original dimensions).
     pub fn unmerged(sizes: &[usize], strides: [&[usize]; K]) -> Nest<K> {
@@ -187,6 +189,8 @@ impl<const K: usize> Nest<K> {
         self.len
     }
 
+    // Only the tests use it since NonZeroCoordinates follows runs itself.
+    #[cfg_attr(not(test), allow(dead_code))]
     /// Original dimension of each walked dimension.
     pub fn dims(&self) -> &[usize] {
         &self.dims[..self.rank]

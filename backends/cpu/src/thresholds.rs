@@ -35,9 +35,14 @@ pub const ARGMAX_CHUNK_ROWS: usize = 256;
 /// output's reduction is split across threads instead of the outputs.
 pub const ARGMAX_SPLIT_FACTOR: usize = 4;
 
-/// NonZeroCoordinates: bytes of input per block of the single-pass kernel (blocks are claimed
-/// in order by the workers; a block's nonzero masks stay in cache until its rows are written).
+/// NonZeroCoordinates: the least bytes of input per parallel chunk (a window is cut into a
+/// few chunks per thread, none smaller than this).
 pub const NONZERO_BLOCK_BYTES: usize = 64 << 10;
+
+/// NonZeroCoordinates: input elements per window (counted, then written, before the next; its
+/// nonzero bits, an eighth of a byte per element, stay in cache between the two passes).
+/// A multiple of [`NONZERO_MASK_GROUP`].
+pub const NONZERO_WINDOW: usize = 1 << 22;
 
 /// NonZeroCoordinates: elements per nonzero bit mask.
 pub const NONZERO_MASK_GROUP: usize = 64;

@@ -1,0 +1,514 @@
+//! Rows from nonzero bits: a chunk's set bits become rows of `N` UINT32 coordinates, written
+//! packed in increasing element order.
+//!
+//! A [`Cursor`] follows the run of the innermost input dimension that holds the current bit
+//! (its outer coordinates as a template row), so the bits of a 64-element group inside one run
+//! are rows that differ only in their last coordinate. Dense groups under AVX2 build eight rows
+//! per mask byte with permutes and blends ([`dense_avx2`]); others loop over their bits.
+
+use super::GROUP;
+use crate::simd::{copy_streaming, stream_fence, Isa};
+use crate::strided::MAX_DIMS;
+use crate::thresholds::{NONZERO_DENSE_GROUP as DENSE_GROUP, NONZERO_STAGE_BYTES as STAGE_BYTES};
+
+/// The most coordinates per row (DirectML tensors have at most 8 dimensions).
+pub(super) const MAX_N: usize = 8;
+
+/// Bytes a dense group may store past its last row (eight rows of [`MAX_N`] coordinates).
+const OVERRUN: usize = 32 * MAX_N;
+
+/// Bytes of the staging buffer: [`STAGE_BYTES`] plus room for one more group of rows and its
+/// overrun.
+const STAGE_CAPACITY: usize = STAGE_BYTES + GROUP * 4 * MAX_N + OVERRUN;
+
+/// The input's sizes as rows see them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RowShape {
+    /// Sizes, outermost first (a 0-D input is `[1]`).
+    sizes: [usize; MAX_DIMS],
+    rank: usize,
+    /// Size of the innermost dimension (whose coordinate varies along a run).
+    inner: usize,
+    /// Coordinates per row.
+    n: usize,
+}
+
+impl RowShape {
+    /// The shape of an input of `sizes` (not all zero-sized) with rows of `n` coordinates.
+    pub(super) fn new(sizes: &[usize], n: usize) -> RowShape {
+        let mut shape = RowShape {
+            sizes: [1; MAX_DIMS],
+            rank: sizes.len().max(1),
+            inner: 1,
+            n,
+        };
+        shape.sizes[..sizes.len()].copy_from_slice(sizes);
+        shape.inner = shape.sizes[shape.rank - 1];
+        shape
+    }
+}
+
+/// Writes the rows of the set bits of `words` (bit `j` of word `w` for element
+/// `start + 64 w + j`; `start` a multiple of 64) into `out`, which holds exactly their rows;
+/// through a staging buffer and non-temporal stores when `stream`.
+///
+/// # Panics
+/// If `out` does not hold exactly one row per set bit.
+pub(super) fn write_rows(
+    shape: &RowShape,
+    isa: Isa,
+    words: &[u64],
+    start: usize,
+    out: &mut [u8],
+    stream: bool,
+) {
+    match shape.n {
+        1 => dispatch::<1>(shape, isa, words, start, out, stream),
+        2 => dispatch::<2>(shape, isa, words, start, out, stream),
+        3 => dispatch::<3>(shape, isa, words, start, out, stream),
+        4 => dispatch::<4>(shape, isa, words, start, out, stream),
+        5 => dispatch::<5>(shape, isa, words, start, out, stream),
+        6 => dispatch::<6>(shape, isa, words, start, out, stream),
+        7 => dispatch::<7>(shape, isa, words, start, out, stream),
+        8 => dispatch::<8>(shape, isa, words, start, out, stream),
+        // Rows of no coordinates take no bytes.
+        _ => assert!(out.is_empty(), "NonZeroCoordinates rows miscounted"),
+    }
+}
+
+/// [`write_rows`] for rows of `N` coordinates, with the kernel of `isa`.
+fn dispatch<const N: usize>(
+    shape: &RowShape,
+    isa: Isa,
+    words: &[u64],
+    start: usize,
+    out: &mut [u8],
+    stream: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2
+        && std::is_x86_feature_detected!("popcnt")
+        && std::is_x86_feature_detected!("bmi1")
+    {
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2; POPCNT and BMI1 (every
+        // AVX2 CPU has them) are checked just above.
+        unsafe { rows_avx2::<N>(shape, words, start, out, stream) };
+        return;
+    }
+    let _ = isa;
+    rows_body::<N, false>(shape, words, start, out, stream);
+}
+
+/// [`rows_body`] compiled for AVX2 (with POPCNT and TZCNT), with the dense groups built by
+/// [`dense_avx2`].
+///
+/// # Safety
+/// The CPU must support AVX2, POPCNT and BMI1.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt,bmi1")]
+unsafe fn rows_avx2<const N: usize>(
+    shape: &RowShape,
+    words: &[u64],
+    start: usize,
+    out: &mut [u8],
+    stream: bool,
+) {
+    rows_body::<N, true>(shape, words, start, out, stream);
+}
+
+/// The body of [`write_rows`]: for each set bit, the run that holds it (the cursor moves
+/// forward only when a bit lies past its run), then the bits of the word inside that run as
+/// one batch of rows.
+#[inline(always)]
+fn rows_body<const N: usize, const AVX2: bool>(
+    shape: &RowShape,
+    words: &[u64],
+    start: usize,
+    out: &mut [u8],
+    stream: bool,
+) {
+    let mut cursor = Cursor::new(shape, start);
+    let mut lanes = Lanes::<N>::new();
+    let mut sink = Sink::new(out, stream);
+    for (w, &word) in words.iter().enumerate() {
+        let base = start + w * GROUP;
+        let mut bits = word;
+        while bits != 0 {
+            let at = base + bits.trailing_zeros() as usize;
+            if at >= cursor.run_end {
+                cursor.advance(at);
+                lanes.stale = true;
+            }
+            let limit = cursor.run_end - base;
+            let part = if limit >= GROUP {
+                bits
+            } else {
+                bits & ((1u64 << limit) - 1)
+            };
+            // The last coordinate of bit 0 (wrapping when bit 0 lies before the run: only
+            // bits inside it are written).
+            let first = base.wrapping_sub(cursor.run_start) as u32;
+            sink.rows::<N, AVX2>(part, first, &cursor.template, &mut lanes);
+            bits &= !part;
+        }
+    }
+    sink.finish();
+}
+
+/// The run of the innermost dimension that holds the current bit, and its template row.
+struct Cursor<'a> {
+    shape: &'a RowShape,
+    /// Element index of the run's first element, and one past its last.
+    run_start: usize,
+    run_end: usize,
+    /// Coordinates of the run (the innermost one unused).
+    coords: [usize; MAX_DIMS],
+    /// The run's row as bytes: its outer coordinates, the last column 0.
+    template: [u8; 4 * MAX_N],
+}
+
+impl Cursor<'_> {
+    /// The cursor on the run holding element `start`.
+    fn new(shape: &RowShape, start: usize) -> Cursor<'_> {
+        let run = start / shape.inner;
+        let mut cursor = Cursor {
+            shape,
+            run_start: run * shape.inner,
+            run_end: (run + 1) * shape.inner,
+            coords: [0; MAX_DIMS],
+            template: [0; 4 * MAX_N],
+        };
+        let mut rest = run;
+        for d in (0..shape.rank - 1).rev() {
+            cursor.coords[d] = rest % shape.sizes[d];
+            rest /= shape.sizes[d];
+        }
+        cursor.fill_template();
+        cursor
+    }
+
+    /// Moves to the run holding element `at` (past the current run).
+    #[inline]
+    fn advance(&mut self, at: usize) {
+        let inner = self.shape.inner;
+        let runs = if at < self.run_end + inner {
+            1
+        } else {
+            (at - self.run_start) / inner
+        };
+        self.run_start += runs * inner;
+        self.run_end = self.run_start + inner;
+        // Add `runs` to the outer coordinates, a mixed-radix number.
+        let mut carry = runs;
+        let mut d = self.shape.rank - 1;
+        while carry > 0 && d > 0 {
+            d -= 1;
+            let size = self.shape.sizes[d];
+            let sum = self.coords[d] + carry;
+            if sum < size {
+                self.coords[d] = sum;
+                carry = 0;
+            } else {
+                self.coords[d] = sum % size;
+                carry = sum / size;
+            }
+        }
+        self.fill_template();
+    }
+
+    /// The template row from the outer coordinates: column `c` holds dimension
+    /// `c + rank - n` (0 before the first dimension); the last column is left 0.
+    fn fill_template(&mut self) {
+        let (rank, n) = (self.shape.rank, self.shape.n);
+        for c in 0..n.saturating_sub(1) {
+            let value = (c + rank)
+                .checked_sub(n)
+                .map_or(0, |d| self.coords[d] as u32);
+            self.template[4 * c..4 * c + 4].copy_from_slice(&value.to_le_bytes());
+        }
+    }
+}
+
+/// Where rows go: straight into the output, or (`stream`) into a staging buffer copied out
+/// with non-temporal stores in pieces that end on 64-byte boundaries.
+struct Sink<'a> {
+    out: &'a mut [u8],
+    /// Bytes of `out` written.
+    written: usize,
+    stream: bool,
+    /// The staging buffer (empty unless `stream`) and its bytes in use.
+    stage: Vec<u8>,
+    staged: usize,
+}
+
+impl<'a> Sink<'a> {
+    fn new(out: &'a mut [u8], stream: bool) -> Sink<'a> {
+        Sink {
+            out,
+            written: 0,
+            stream,
+            stage: if stream {
+                vec![0; STAGE_CAPACITY]
+            } else {
+                Vec::new()
+            },
+            staged: 0,
+        }
+    }
+
+    /// Appends the rows of the set bits `j` of `mask`: `template` with `first + j` in the last
+    /// column.
+    #[inline(always)]
+    fn rows<const N: usize, const AVX2: bool>(
+        &mut self,
+        mask: u64,
+        first: u32,
+        template: &[u8; 4 * MAX_N],
+        lanes: &mut Lanes<N>,
+    ) {
+        let count = mask.count_ones() as usize;
+        let bytes = count * 4 * N;
+        if self.stream && self.staged + bytes + OVERRUN > self.stage.len() {
+            self.flush(false);
+        }
+        let (buffer, at) = if self.stream {
+            (&mut self.stage[..], &mut self.staged)
+        } else {
+            (&mut self.out[..], &mut self.written)
+        };
+        let region = &mut buffer[*at..];
+        if AVX2 && count >= DENSE_GROUP && region.len() >= bytes + 32 * N {
+            lanes.refresh(template);
+            dense::<N>(region, mask, first, lanes);
+        } else {
+            sparse::<N>(&mut region[..bytes], mask, first, template);
+        }
+        *at += bytes;
+    }
+
+    /// Copies the staged rows out: all of them, or (`all` false) as many as end on a 64-byte
+    /// boundary of the output's memory, so that streamed pieces join up.
+    fn flush(&mut self, all: bool) {
+        let mut n = self.staged;
+        if !all {
+            let end = self.out.as_ptr() as usize + self.written + n;
+            n -= (end % 64).min(n);
+        }
+        copy_streaming(
+            &mut self.out[self.written..self.written + n],
+            &self.stage[..n],
+            true,
+        );
+        self.written += n;
+        self.stage.copy_within(n..self.staged, 0);
+        self.staged -= n;
+    }
+
+    /// Copies out what is staged and orders the streamed stores.
+    ///
+    /// # Panics
+    /// If the rows did not fill the output exactly (the count and the rows disagree).
+    fn finish(mut self) {
+        if self.stream {
+            self.flush(true);
+            stream_fence();
+        }
+        assert_eq!(
+            self.written,
+            self.out.len(),
+            "NonZeroCoordinates rows miscounted"
+        );
+    }
+}
+
+/// Writes into `out` (room for exactly one row per set bit of `mask`) the rows of `N`
+/// coordinates of the set bits `j` of `mask`: `template` with `first + j` in the last column.
+#[inline(always)]
+fn sparse<const N: usize>(out: &mut [u8], mask: u64, first: u32, template: &[u8; 4 * MAX_N]) {
+    let template = &template[..4 * N];
+    let last = 4 * (N - 1);
+    for_each_row::<N>(out, mask, first, |dst, coordinate| {
+        dst.copy_from_slice(template);
+        dst[last..].copy_from_slice(&coordinate.to_le_bytes());
+    });
+}
+
+/// Calls `write(row, first + j)` for each set bit `j` of `mask`, in increasing order, with the
+/// consecutive `4 * N`-byte rows of `out`. Dense masks have their coordinates computed first
+/// ([`compress`]), so that the row loop is a counted loop with no branch per bit.
+#[inline(always)]
+fn for_each_row<const N: usize>(
+    out: &mut [u8],
+    mask: u64,
+    first: u32,
+    write: impl Fn(&mut [u8], u32),
+) {
+    let rows = out.chunks_exact_mut(4 * N);
+    if rows.len() >= DENSE_GROUP {
+        let mut coordinates = [0u32; GROUP + 8];
+        let count = compress(mask, first, &mut coordinates);
+        for (dst, &coordinate) in rows.zip(&coordinates[..count]) {
+            write(dst, coordinate);
+        }
+    } else {
+        let mut mask = mask;
+        for dst in rows {
+            write(dst, first.wrapping_add(mask.trailing_zeros()));
+            mask &= mask.wrapping_sub(1);
+        }
+    }
+}
+
+/// For each byte value, the positions of its set bits, lowest first (unused slots 0).
+const SET_BITS: [[u8; 8]; 256] = {
+    let mut table = [[0u8; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (mut bit, mut k) = (0, 0);
+        while bit < 8 {
+            if (byte >> bit) & 1 == 1 {
+                table[byte][k] = bit as u8;
+                k += 1;
+            }
+            bit += 1;
+        }
+        byte += 1;
+    }
+    table
+};
+
+/// The coordinates `first + j` of the set bits `j` of `mask`, in increasing order, written
+/// to the start of `out`; returns how many. Eight bits at a time: eight slots are written
+/// from a table and the end moves by the byte's bit count (the extra slots are overwritten
+/// or ignored), so there is no branch per bit.
+#[inline(always)]
+fn compress(mask: u64, first: u32, out: &mut [u32; GROUP + 8]) -> usize {
+    let mut count = 0;
+    for (i, byte) in mask.to_le_bytes().into_iter().enumerate() {
+        let base = first.wrapping_add(8 * i as u32);
+        let slots = &mut out[count..count + 8];
+        for (slot, &bit) in slots.iter_mut().zip(&SET_BITS[usize::from(byte)]) {
+            *slot = base.wrapping_add(u32::from(bit));
+        }
+        count += byte.count_ones() as usize;
+    }
+    count
+}
+
+/// Eight rows of `N` coordinates fill `N` vectors of eight lanes: for lane `l` of vector `k`,
+/// flat slot `8 k + l` is column `(8 k + l) % N` of row `(8 k + l) / N`.
+const fn lane_table(n: usize, row: bool) -> [[u32; 8]; MAX_N] {
+    let mut table = [[0u32; 8]; MAX_N];
+    let mut k = 0;
+    while k < n {
+        let mut l = 0;
+        while l < 8 {
+            let slot = 8 * k + l;
+            table[k][l] = if row { slot / n } else { slot % n } as u32;
+            l += 1;
+        }
+        k += 1;
+    }
+    table
+}
+
+/// [`lane_table`] of rows (the permutation that puts each row's coordinate in its lanes) and
+/// of columns, for each `N`.
+const LANE_ROWS: [[[u32; 8]; MAX_N]; MAX_N + 1] = lane_tables(true);
+const LANE_COLUMNS: [[[u32; 8]; MAX_N]; MAX_N + 1] = lane_tables(false);
+
+/// [`lane_table`] for every `N` from 0 to [`MAX_N`].
+const fn lane_tables(row: bool) -> [[[u32; 8]; MAX_N]; MAX_N + 1] {
+    let mut tables = [[[0u32; 8]; MAX_N]; MAX_N + 1];
+    let mut n = 1;
+    while n <= MAX_N {
+        tables[n] = lane_table(n, row);
+        n += 1;
+    }
+    tables
+}
+
+/// The `N` template vectors of eight rows (lane `l` of vector `k` holds the template's column
+/// of that slot), rebuilt from the template when the run changed.
+struct Lanes<const N: usize> {
+    vectors: [[u32; 8]; N],
+    /// True when the run moved since the vectors were built.
+    stale: bool,
+}
+
+impl<const N: usize> Lanes<N> {
+    fn new() -> Lanes<N> {
+        Lanes {
+            vectors: [[0; 8]; N],
+            stale: true,
+        }
+    }
+
+    /// Rebuilds the vectors from `template` if the run moved.
+    #[inline(always)]
+    fn refresh(&mut self, template: &[u8; 4 * MAX_N]) {
+        if !self.stale {
+            return;
+        }
+        self.stale = false;
+        for (vector, columns) in self.vectors.iter_mut().zip(&LANE_COLUMNS[N]) {
+            for (lane, &c) in vector.iter_mut().zip(columns) {
+                let c = c as usize;
+                *lane = u32::from_le_bytes(template[4 * c..4 * c + 4].try_into().unwrap());
+            }
+        }
+    }
+}
+
+/// The rows of a dense mask with AVX2 ([`dense_avx2`]); `out` has room for the rows plus
+/// `32 * N` bytes. Only reached from the AVX2 instantiation of [`rows_body`].
+#[inline(always)]
+fn dense<const N: usize>(out: &mut [u8], mask: u64, first: u32, lanes: &Lanes<N>) {
+    let need = mask.count_ones() as usize * 4 * N + 32 * N;
+    assert!(out.len() >= need, "dense rows: too little room");
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: only called from `rows_avx2` (the CPU has AVX2; `AVX2` is false elsewhere), and
+    // `out` has room for the rows and the overrun (asserted above).
+    unsafe {
+        dense_avx2::<N>(out.as_mut_ptr(), mask, first, lanes);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (first, lanes);
+}
+
+/// For each byte of `mask`: its set bits' coordinates in eight lanes (a table of positions
+/// plus the byte's first coordinate), permuted into each row's last column and blended with
+/// the template, as `N` unaligned 32-byte stores; the pointer moves by the byte's rows.
+///
+/// # Safety
+/// The CPU must support AVX2; `out` must have room for one row of `N` coordinates per set bit
+/// plus `32 * N` bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn dense_avx2<const N: usize>(out: *mut u8, mask: u64, first: u32, lanes: &Lanes<N>) {
+    use std::arch::x86_64::*;
+    let load = |v: &[u32; 8]| _mm256_loadu_si256(v.as_ptr().cast::<__m256i>());
+    let last = _mm256_set1_epi32(N as i32 - 1);
+    let templates: [__m256i; N] = std::array::from_fn(|k| load(&lanes.vectors[k]));
+    let rows: [__m256i; N] = std::array::from_fn(|k| load(&LANE_ROWS[N][k]));
+    let takes: [__m256i; N] =
+        std::array::from_fn(|k| _mm256_cmpeq_epi32(load(&LANE_COLUMNS[N][k]), last));
+    let mut at = out;
+    for (i, byte) in mask.to_le_bytes().into_iter().enumerate() {
+        if byte == 0 {
+            continue;
+        }
+        let positions = _mm_loadl_epi64(SET_BITS[usize::from(byte)].as_ptr().cast::<__m128i>());
+        let base = _mm256_set1_epi32(first.wrapping_add(8 * i as u32) as i32);
+        let coordinates = _mm256_add_epi32(_mm256_cvtepu8_epi32(positions), base);
+        for k in 0..N {
+            let spread = _mm256_permutevar8x32_epi32(coordinates, rows[k]);
+            let row = _mm256_blendv_epi8(templates[k], spread, takes[k]);
+            // The store lies inside the room the caller guarantees: `at` is at most the start
+            // of the last row, and `32 * N` bytes past it are in bounds.
+            _mm256_storeu_si256(at.add(32 * k).cast::<__m256i>(), row);
+        }
+        at = at.add(byte.count_ones() as usize * 4 * N);
+    }
+}

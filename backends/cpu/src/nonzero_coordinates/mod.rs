@@ -1,0 +1,456 @@
+//! `DML_NONZERO_COORDINATES`: the number of nonzero input elements, and for each of them, in
+//! increasing element order, a row holding its last `N` coordinates (`N` being the last size
+//! of OutputCoordinatesTensor; coordinates before the input's first dimension read 0).
+//! -0.0 and +0.0 are zero; NaN is not. Rows at or past the count are left untouched.
+//!
+//! Count, then write, window by window. The input is cut into windows of
+//! [`WINDOW`](crate::thresholds::NONZERO_WINDOW) elements; each window is cut into chunks
+//! (whole 64-element groups), and
+//!
+//! 1. every chunk's nonzero flags are computed into one bit per element (AVX2
+//!    compare-and-movemask on a packed input; a strided input is walked through its strides),
+//!    in parallel, and their bit counts give each chunk's row count;
+//! 2. a prefix sum of the counts gives where each chunk's rows start;
+//! 3. every chunk writes its rows from its bits, in parallel, into its own part of the output.
+//!
+//! The window's bits (an eighth of a byte per element) stay in cache between the two passes,
+//! so the input is read once. No task waits for another: the passes are plain rayon parallel
+//! loops, so an oversubscribed machine (more runnable threads than cores) slows them down but
+//! cannot chain waits.
+//!
+//! Rows are written by [`emit`]: the coordinates of a run of the innermost dimension are
+//! followed incrementally (a division only when a set bit lies past the current run), so a
+//! 64-element group inside one run is a template row (the outer coordinates) plus a varying
+//! last coordinate. Dense groups build eight rows at a time with AVX2 permutes and blends;
+//! sparse ones loop over their set bits. Outputs of at least
+//! [`STREAM_MIN_BYTES`](crate::thresholds::STREAM_MIN_BYTES) are gathered in a small buffer and
+//! copied out with non-temporal stores; smaller ones are written in place.
+//!
+//! A strided output is counted first, written packed into a temporary and scattered through
+//! its strides.
+
+mod emit;
+#[cfg(test)]
+mod tests;
+
+use crate::element::{Element, Zero};
+use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
+use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
+use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
+use crate::thresholds::{NONZERO_BLOCK_BYTES, NONZERO_WINDOW};
+use emit::{RowShape, MAX_N};
+use half::f16;
+use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
+use rayon::prelude::*;
+
+/// Runs `DML_NONZERO_COORDINATES` on validated, length-checked tensors.
+pub(crate) fn run(
+    desc: &NonZeroCoordinatesDesc,
+    input: &Tensor,
+    count: &mut Tensor,
+    coordinates: &mut Tensor,
+) -> Result<(), BackendError> {
+    run_with(desc, input, count, coordinates, Tuning::new(Isa::detect()))
+}
+
+/// Where the kernel changes path: the thresholds, or smaller values in tests.
+#[derive(Debug, Clone, Copy)]
+struct Tuning {
+    isa: Isa,
+    /// Elements per window (a multiple of [`GROUP`]).
+    window: usize,
+    /// Input elements from which the passes run in parallel.
+    parallel_min: usize,
+    /// Output bytes from which rows are streamed out.
+    stream_min: usize,
+}
+
+impl Tuning {
+    /// The thresholds of [`crate::thresholds`].
+    fn new(isa: Isa) -> Tuning {
+        Tuning {
+            isa,
+            window: NONZERO_WINDOW,
+            parallel_min: PARALLEL_MIN_ELEMENTS,
+            stream_min: STREAM_MIN_BYTES,
+        }
+    }
+}
+
+/// [`run`] with explicit tuning (tests force every path with it).
+fn run_with(
+    desc: &NonZeroCoordinatesDesc,
+    input: &Tensor,
+    count: &mut Tensor,
+    coordinates: &mut Tensor,
+    tuning: Tuning,
+) -> Result<(), BackendError> {
+    let shape = Dims::new(&desc.input, input.data.len(), "InputTensor")?;
+    let count_dims = Dims::new(&desc.output_count, count.data.len(), "OutputCountTensor")?;
+    let out_dims = Dims::new(
+        &desc.output_coordinates,
+        coordinates.data.len(),
+        "OutputCoordinatesTensor",
+    )?;
+    let rank = out_dims.rank;
+    if rank < 2 {
+        return Err(internal(
+            "OutputCoordinatesTensor has fewer than 2 dimensions",
+        ));
+    }
+    let rows = out_dims.sizes[rank - 2];
+    let n = out_dims.sizes[rank - 1];
+    if rows != shape.count || n > MAX_N || out_dims.element_size != 4 {
+        return Err(internal("OutputCoordinatesTensor does not fit the input"));
+    }
+    if count_dims.count != 1 || count_dims.element_size != 4 {
+        return Err(internal("OutputCountTensor is not a 32-bit scalar"));
+    }
+    let job = Job {
+        data: &input.data,
+        input: &shape,
+        n,
+        tuning,
+    };
+    let out = Output {
+        desc: &desc.output_coordinates,
+        packed: out_dims.is_packed(),
+        data: &mut coordinates.data,
+    };
+    let total = match desc.input.data_type {
+        DataType::Float64 => job.run::<f64>(out)?,
+        DataType::Float32 => job.run::<f32>(out)?,
+        DataType::Float16 => job.run::<f16>(out)?,
+        DataType::Int64 => job.run::<i64>(out)?,
+        DataType::Int32 => job.run::<i32>(out)?,
+        DataType::Int16 => job.run::<i16>(out)?,
+        DataType::Int8 => job.run::<i8>(out)?,
+        DataType::Uint64 => job.run::<u64>(out)?,
+        DataType::Uint32 => job.run::<u32>(out)?,
+        DataType::Uint16 => job.run::<u16>(out)?,
+        DataType::Uint8 => job.run::<u8>(out)?,
+    };
+    let total = u32::try_from(total).map_err(|_| internal("nonzero count exceeds UINT32"))?;
+    // The scalar's only element is at offset 0 whatever its strides.
+    total.write(&mut count.data[..4]);
+    Ok(())
+}
+
+/// Elements whose nonzero flags form one bit mask.
+const GROUP: usize = MASK_GROUP;
+
+/// Words of bits kept on the stack (windows of up to `64 * SMALL_WORDS` elements need no
+/// allocation).
+const SMALL_WORDS: usize = 64;
+
+/// A tensor's sizes and strides in elements, checked to fit its buffer, in fixed arrays (no
+/// allocation: the per-call setup of a tiny input matters).
+#[derive(Debug, Clone, Copy)]
+struct Dims {
+    rank: usize,
+    sizes: [usize; MAX_DIMS],
+    strides: [usize; MAX_DIMS],
+    /// Number of logical elements (1 for 0-D).
+    count: usize,
+    element_size: usize,
+}
+
+impl Dims {
+    /// The dimensions of `desc` over a buffer of `buffer_len` bytes, or an error when an
+    /// element it addresses would lie outside the buffer (the checks of [`Layout::new`]).
+    fn new(desc: &TensorDesc, buffer_len: usize, name: &str) -> Result<Dims, BackendError> {
+        let fail = |what: &str| internal(format!("{name} ({}): {what}", desc.summary()));
+        let rank = desc.sizes.len();
+        if rank > MAX_DIMS {
+            return Err(fail("too many dimensions"));
+        }
+        let mut dims = Dims {
+            rank,
+            sizes: [1; MAX_DIMS],
+            strides: [0; MAX_DIMS],
+            count: 1,
+            element_size: desc.data_type.size_in_bytes(),
+        };
+        for (size, &s) in dims.sizes.iter_mut().zip(&desc.sizes) {
+            *size = usize::try_from(s).map_err(|_| fail("too large for this host"))?;
+        }
+        match &desc.strides {
+            Some(strides) if strides.len() != rank => {
+                return Err(fail("stride count differs from the dimension count"));
+            }
+            Some(strides) => {
+                for (stride, &s) in dims.strides.iter_mut().zip(strides) {
+                    *stride = usize::try_from(s).map_err(|_| fail("too large for this host"))?;
+                }
+            }
+            None => {
+                let mut next = 1usize;
+                for d in (0..rank).rev() {
+                    dims.strides[d] = next;
+                    next = next.saturating_mul(dims.sizes[d]);
+                }
+            }
+        }
+        dims.count = dims
+            .sizes()
+            .iter()
+            .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+            .ok_or_else(|| fail("element count overflows"))?;
+        if dims.count > 0 {
+            let end = dims
+                .sizes()
+                .iter()
+                .zip(dims.strides())
+                .try_fold(0usize, |acc, (&size, &stride)| {
+                    acc.checked_add((size - 1).checked_mul(stride)?)
+                })
+                .and_then(|last| last.checked_add(1)?.checked_mul(dims.element_size))
+                .ok_or_else(|| fail("element offset overflows"))?;
+            if end > buffer_len {
+                return Err(fail(&format!(
+                    "addresses {end} bytes but the buffer holds {buffer_len}"
+                )));
+            }
+        }
+        Ok(dims)
+    }
+
+    fn sizes(&self) -> &[usize] {
+        &self.sizes[..self.rank]
+    }
+
+    fn strides(&self) -> &[usize] {
+        &self.strides[..self.rank]
+    }
+
+    /// True when the elements lie packed in row-major order from offset 0 (strides of size-1
+    /// dimensions do not matter).
+    fn is_packed(&self) -> bool {
+        let mut expected = 1usize;
+        for (&size, &stride) in self.sizes().iter().zip(self.strides()).rev() {
+            if size > 1 && stride != expected {
+                return false;
+            }
+            expected = expected.saturating_mul(size);
+        }
+        true
+    }
+}
+
+/// The coordinates tensor the rows go to.
+struct Output<'a> {
+    desc: &'a TensorDesc,
+    /// True when its rows lie packed from offset 0.
+    packed: bool,
+    data: &'a mut [u8],
+}
+
+/// One NonZeroCoordinates computation over checked dimensions.
+struct Job<'a> {
+    data: &'a [u8],
+    input: &'a Dims,
+    /// Coordinates per row.
+    n: usize,
+    tuning: Tuning,
+}
+
+impl Job<'_> {
+    /// Writes the rows and returns the nonzero count.
+    fn run<T: Zero>(&self, out: Output<'_>) -> Result<usize, BackendError> {
+        let row_bytes = self.n * 4;
+        if out.packed {
+            let rows = out
+                .data
+                .get_mut(..self.input.count * row_bytes)
+                .ok_or_else(|| internal("OutputCoordinatesTensor shorter than its rows"))?;
+            return Ok(self.write_all::<T>(rows));
+        }
+        // Strided rows: counted first, so that the packed rows have their final length.
+        let total = self.count_all::<T>();
+        let layout = Layout::new(out.desc, out.data.len(), "OutputCoordinatesTensor")?;
+        let rows = layout.shrunk(layout.sizes.len() - 2, total);
+        write_packed(&rows, out.data, |packed| {
+            let written = self.write_all::<T>(packed);
+            if written == total {
+                Ok(())
+            } else {
+                Err(internal("NonZeroCoordinates rows miscounted"))
+            }
+        })?;
+        Ok(total)
+    }
+
+    /// True when the passes over `len` elements run in parallel.
+    fn parallel(&self, len: usize) -> bool {
+        len >= self.tuning.parallel_min && threads() > 1
+    }
+
+    /// Elements per chunk of a window of `len` elements: a whole number of groups, a few
+    /// chunks per thread, each at least [`NONZERO_BLOCK_BYTES`] of input.
+    fn chunk_len<T: Zero>(&self, len: usize) -> usize {
+        let per_thread = len.div_ceil(4 * threads());
+        let least = (NONZERO_BLOCK_BYTES / T::SIZE).min(self.tuning.window);
+        per_thread.max(least).max(1).next_multiple_of(GROUP)
+    }
+
+    /// The nonzero count, without writing rows.
+    fn count_all<T: Zero>(&self) -> usize {
+        let len = self.input.count;
+        let chunk = self.chunk_len::<T>(len).min(64 * SMALL_WORDS);
+        let count = |c: usize| {
+            let start = c * chunk;
+            let end = (start + chunk).min(len);
+            let mut words = [0u64; SMALL_WORDS];
+            self.masks::<T>(start, end, &mut words[..(end - start).div_ceil(GROUP)])
+        };
+        let chunks = len.div_ceil(chunk);
+        if self.parallel(len) {
+            (0..chunks).into_par_iter().map(count).sum()
+        } else {
+            (0..chunks).map(count).sum()
+        }
+    }
+
+    /// Writes the rows (packed, into `out`, which has room for all of them) and returns how
+    /// many there are.
+    fn write_all<T: Zero>(&self, out: &mut [u8]) -> usize {
+        let len = self.input.count;
+        if len == 0 {
+            return 0;
+        }
+        let window = self.tuning.window.min(len);
+        let mut small = [0u64; SMALL_WORDS];
+        let mut large = Vec::new();
+        let words = window.div_ceil(GROUP);
+        let bitmap: &mut [u64] = if words <= SMALL_WORDS {
+            &mut small[..words]
+        } else {
+            large.resize(words, 0);
+            &mut large
+        };
+        let shape = RowShape::new(self.input.sizes(), self.n);
+        let row_bytes = self.n * 4;
+        let stream = self.input.count * row_bytes >= self.tuning.stream_min;
+        let parallel = self.parallel(len);
+        let mut total = 0;
+        let mut start = 0;
+        while start < len {
+            let end = (start + window).min(len);
+            let bits = &mut bitmap[..(end - start).div_ceil(GROUP)];
+            let rest = &mut out[total * row_bytes..];
+            total += if parallel {
+                self.window_parallel::<T>(&shape, start, end, bits, rest, stream)
+            } else {
+                let count = self.masks::<T>(start, end, bits);
+                let rows = &mut rest[..count * row_bytes];
+                emit::write_rows(&shape, self.tuning.isa, bits, start, rows, stream);
+                count
+            };
+            start = end;
+        }
+        total
+    }
+
+    /// Elements `start..end` on every thread: bits and counts per chunk, then each chunk's
+    /// rows into its part of `out`. Returns the window's row count.
+    fn window_parallel<T: Zero>(
+        &self,
+        shape: &RowShape,
+        start: usize,
+        end: usize,
+        bits: &mut [u64],
+        out: &mut [u8],
+        stream: bool,
+    ) -> usize {
+        let chunk = self.chunk_len::<T>(end - start);
+        let counts: Vec<usize> = bits
+            .par_chunks_mut(chunk / GROUP)
+            .enumerate()
+            .map(|(c, words)| {
+                let from = start + c * chunk;
+                self.masks::<T>(from, (from + chunk).min(end), words)
+            })
+            .collect();
+        let row_bytes = self.n * 4;
+        let mut regions = Vec::with_capacity(counts.len());
+        let mut rest = out;
+        for &count in &counts {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(count * row_bytes);
+            regions.push(head);
+            rest = tail;
+        }
+        let isa = self.tuning.isa;
+        bits.par_chunks(chunk / GROUP)
+            .zip(regions)
+            .enumerate()
+            .for_each(|(c, (words, rows))| {
+                emit::write_rows(shape, isa, words, start + c * chunk, rows, stream);
+            });
+        counts.iter().sum()
+    }
+
+    /// The nonzero flags of elements `start..end` (`start` a multiple of [`GROUP`]) into
+    /// `words` (bit `j` of word `w` for element `start + 64 w + j`; bits past `end` clear);
+    /// returns how many are set.
+    fn masks<T: Zero>(&self, start: usize, end: usize, words: &mut [u64]) -> usize {
+        debug_assert_eq!(words.len(), (end - start).div_ceil(GROUP));
+        if self.input.is_packed() {
+            let bytes = &self.data[start * T::SIZE..end * T::SIZE];
+            let whole = (end - start) / GROUP;
+            let (full, tail) = words.split_at_mut(whole);
+            group_masks::<T>(self.tuning.isa, bytes, full);
+            if let Some(last) = tail.first_mut() {
+                *last = 0;
+                for (j, e) in bytes[whole * GROUP * T::SIZE..]
+                    .chunks_exact(T::SIZE)
+                    .enumerate()
+                {
+                    *last |= u64::from(T::read(e).is_nonzero()) << j;
+                }
+            }
+        } else {
+            words.fill(0);
+            let nest = Nest::merged(self.input.sizes(), [self.input.strides()]);
+            let [step] = nest.inner_strides();
+            nest.rows(start, end, |flat, [offset], len, _| {
+                for j in 0..len {
+                    let e = &self.data[(offset + j * step) * T::SIZE..];
+                    let at = flat - start + j;
+                    words[at / GROUP] |= u64::from(T::read(e).is_nonzero()) << (at % GROUP);
+                }
+            });
+        }
+        words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+}
+
+/// The nonzero masks of the `masks.len()` whole groups at the start of `bytes`: with AVX2
+/// compares under [`Isa::Avx2`] ([`nonzero_masks`]), else [`nonzero_mask`] per group.
+#[inline]
+fn group_masks<T: Zero>(isa: Isa, bytes: &[u8], masks: &mut [u64]) {
+    if isa == Isa::Avx2 && nonzero_masks(bytes, T::SIZE, T::SIGNIFICANT, masks) {
+        return;
+    }
+    for (mask, group) in masks.iter_mut().zip(bytes.chunks_exact(GROUP * T::SIZE)) {
+        *mask = nonzero_mask::<T>(group);
+    }
+}
+
+/// The nonzero flags of the [`GROUP`] elements of `group` as a bit mask (bit `j` for element
+/// `j`): flags as bytes (a vectorisable loop), gathered eight at a time by a multiplication.
+#[inline(always)]
+fn nonzero_mask<T: Zero>(group: &[u8]) -> u64 {
+    let mut flags = [0u8; GROUP];
+    for (flag, e) in flags.iter_mut().zip(group.chunks_exact(T::SIZE)) {
+        *flag = u8::from(T::read(e).is_nonzero());
+    }
+    let mut mask = 0u64;
+    for (i, eight) in flags.chunks_exact(8).enumerate() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(eight);
+        // Byte k (0 or 1) lands in bit 56 + k; no two partial products share a bit.
+        let bits = u64::from_le_bytes(word).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= bits << (8 * i);
+    }
+    mask
+}
