@@ -252,13 +252,25 @@ struct Mode {
 }
 
 /// An output element: OnValue and OffValue as unsigned integers of their width (their bits,
-/// little-endian), so that a select compiles to vector blends.
-trait Value: Element + PartialEq {}
+/// little-endian), so that a select compiles to vector compares and bit blends.
+trait Value: Element + PartialEq {
+    /// `on` when `hit`, else `off`, without a branch or a load by address.
+    fn pick(hit: bool, on: Self, off: Self) -> Self;
+}
 
-impl Value for u8 {}
-impl Value for u16 {}
-impl Value for u32 {}
-impl Value for u64 {}
+macro_rules! value {
+    ($($t:ty),*) => {$(
+        impl Value for $t {
+            #[inline(always)]
+            fn pick(hit: bool, on: $t, off: $t) -> $t {
+                let mask = <$t>::from(hit).wrapping_neg();
+                off ^ ((on ^ off) & mask)
+            }
+        }
+    )*};
+}
+
+value!(u8, u16, u32, u64);
 
 /// What every piece of a fill shares.
 struct Fill<'i, 'a, V> {
@@ -397,6 +409,17 @@ fn fill_pattern<V: Value>(out: &mut [u8], value: V) {
 #[derive(Clone, Copy)]
 struct SharedOut(*mut u8);
 
+impl SharedOut {
+    /// The `bytes` bytes at offset `at`.
+    ///
+    /// # Safety
+    /// They must lie inside the output, and no other live reference may cover them.
+    unsafe fn slice<'o>(self, at: usize, bytes: usize) -> &'o mut [u8] {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(at), bytes) }
+    }
+}
+
 // SAFETY: the pointer is only used to build slices over disjoint rectangles of one output
 // buffer that outlives every worker (`select_all` borrows it mutably for its whole run).
 unsafe impl Send for SharedOut {}
@@ -426,14 +449,13 @@ fn select_all<V: Value>(f: &Fill<'_, '_, V>, out: &mut [u8], mode: Mode) {
         let (xu, au) = (rest / a_units, rest % a_units);
         let x = xu * x_width..((xu + 1) * x_width).min(inner);
         let a = au * a_width..((au + 1) * a_width).min(depth);
-        let base = base;
         select_unit(f, o, a, x, stream, |at, bytes| {
             assert!(at + bytes <= len, "one-hot select: segment out of range");
             // SAFETY: `at + bytes` lies inside the output (asserted), which `select_all`
             // borrows mutably for the whole run; units partition the `(o, a, x)` space, so
             // no two segments (of this or any other unit) overlap, and each slice lives only
             // while its segment is written.
-            unsafe { std::slice::from_raw_parts_mut(base.0.add(at), bytes) }
+            unsafe { base.slice(at, bytes) }
         });
     });
 }
@@ -496,9 +518,14 @@ unsafe fn select_avx2<V: Value>(f: &Fill<'_, '_, V>, row: u32, positions: &[u32]
 /// Writes one row segment: OnValue where the position is `row`, OffValue elsewhere.
 #[inline(always)]
 fn select_body<V: Value>(f: &Fill<'_, '_, V>, row: u32, positions: &[u32], out: &mut [u8]) {
-    for (dst, &p) in out.chunks_exact_mut(V::SIZE).zip(positions) {
-        let value = if p == row { f.on } else { f.off };
-        value.write(dst);
+    let n = positions.len().min(out.len() / V::SIZE);
+    let dst = out.as_mut_ptr().cast::<V>();
+    let (on, off) = (f.on, f.off);
+    for (j, &p) in positions[..n].iter().enumerate() {
+        let value = V::pick(p == row, on, off);
+        // SAFETY: `j < n <= out.len() / size`, so the element's bytes lie inside `out`; the
+        // store is unaligned, and every bit pattern is a valid unsigned integer.
+        unsafe { dst.add(j).write_unaligned(value) };
     }
 }
 
@@ -983,10 +1010,10 @@ mod tests {
         ];
         for (k, size) in [1usize, 2, 4, 8].into_iter().enumerate() {
             let data_type = types[(k + rng.next() as usize) % 4];
-            let from_end = rng.next() % 4 != 0;
+            let from_end = !rng.next().is_multiple_of(4);
             let isize = data_type.size_in_bytes();
             // Packed {outer, inner}, or strides {2·inner + 3, 2} (gaps in the buffer).
-            let strides = if rng.next() % 2 == 0 {
+            let strides = if rng.next().is_multiple_of(2) {
                 vec![inner as u32, 1]
             } else {
                 vec![2 * inner as u32 + 3, 2]
