@@ -1,5 +1,5 @@
 //! Typed tensor elements: little-endian reading and writing, plus the per-operator views of an
-//! element (raw bits to copy, an ordering key for ArgMax, zero-ness for NonZeroCoordinates,
+//! element (an ordering key for ArgMax, zero-ness for NonZeroCoordinates,
 //! a position for OneHot indices).
 //!
 //! Every kernel is generic over these traits and monomorphised per data type, so inner loops do
@@ -58,25 +58,6 @@ impl Element for f16 {
     #[inline(always)]
     fn write(self, out: &mut [u8]) {
         out[..2].copy_from_slice(&self.to_bits().to_le_bytes());
-    }
-}
-
-/// An element of `N` bytes treated as opaque bits: copying it is bit-exact for every data type
-/// (NaN payloads, -0.0), which is all OneHot does with its values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Bits<const N: usize>(pub [u8; N]);
-
-impl<const N: usize> Element for Bits<N> {
-    const SIZE: usize = N;
-
-    #[inline(always)]
-    fn read(bytes: &[u8]) -> Self {
-        Bits(array(bytes))
-    }
-
-    #[inline(always)]
-    fn write(self, out: &mut [u8]) {
-        out[..N].copy_from_slice(&self.0);
     }
 }
 
@@ -324,10 +305,8 @@ mod tests {
     }
 
     #[test]
-    fn bits_round_trip() {
+    fn little_endian_round_trip() {
         let mut buf = [0u8; 4];
-        Bits([1, 2, 3, 4]).write(&mut buf);
-        assert_eq!(Bits::<4>::read(&buf), Bits([1, 2, 3, 4]));
         0x0102_0304u32.write(&mut buf);
         assert_eq!(buf, [4, 3, 2, 1]);
     }

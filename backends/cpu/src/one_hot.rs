@@ -1,19 +1,44 @@
 //! `DML_ONE_HOT`, and the one-hot fill it shares with OpenVINO OneHot-1.
 //!
 //! The output is viewed as `outer × depth × inner` (dimensions before, at and after the Axis).
-//! First every sequence's OnValue position is resolved from the indices (one per
-//! `outer × inner` pair, read through the indices' strides); then each output element is
-//! OnValue where its Axis coordinate equals its sequence's position, OffValue elsewhere.
+//! Each of the `outer × inner` sequences (`(o, x)`, one index each, read through the indices'
+//! strides) puts OnValue at Axis coordinate `position`; every other element is OffValue. The
+//! output is written once, in one pass, with no array of positions: positions are resolved
+//! from the indices a block of [`ONE_HOT_POSITION_BLOCK`] at a time into a buffer on the stack.
+//!
+//! Two kernels, by the length of the inner run (`inner`):
+//!
+//! - **Scatter** (`inner <= ONE_HOT_SCATTER_MAX_INNER`, which includes the usual Axis-last
+//!   case, `inner == 1`): the output is cut into contiguous tasks, and each task into pieces
+//!   of [`ONE_HOT_STAGE_BYTES`]. A piece is filled with OffValue from a 32-byte pattern (vector
+//!   stores), then the OnValue of every sequence whose element `(o·depth + position)·inner + x`
+//!   falls in the piece is stored over it: the work is one store per 32 bytes plus one per
+//!   sequence, whatever the depth.
+//! - **Select** (longer inner runs, e.g. Axis 0): each output row `(o, a)` holds OnValue where
+//!   `position(o, x) == a`. Work is cut into rectangles `o × a-range × x-range`; a block of
+//!   positions is resolved once per x-block and reused by every row of the rectangle
+//!   (compare-and-select, vectorised). Rectangles are not contiguous in the output, so
+//!   parallel workers write them through a shared pointer (they are disjoint).
+//!
+//! Outputs of at least [`STREAM_MIN_BYTES`] are built in an L1-resident stage and copied out
+//! with non-temporal stores ([`copy_streaming`]), so every output byte crosses the memory bus
+//! once, with no read-for-ownership. Both kernels are compiled a second time for AVX2
+//! ([`Isa`]). Strided outputs are produced packed, then scattered ([`write_packed`]).
 
-use crate::element::{Bits, Element, OneHotIndex};
-use crate::parallel::{for_each_chunk_mut, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
-use crate::simd::{copy_streaming, stream_fence};
+use crate::element::{Element, OneHotIndex};
+use crate::parallel::{for_each_chunk_mut, map_ranges, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::simd::{copy_streaming, stream_fence, Isa};
 use crate::strided::{internal, write_packed, Layout, Nest};
-use crate::thresholds::{ONE_HOT_STAGE_BYTES, STREAM_MIN_BYTES};
+use crate::thresholds::{
+    ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER, ONE_HOT_STAGE_BYTES, STREAM_MIN_BYTES,
+};
 use opconform_backend::{BackendError, DataType, Level, OneHotDesc, Tensor};
 
 /// Position value meaning "no OnValue in this sequence".
 pub(crate) const NO_POSITION: u32 = u32::MAX;
+
+// A select segment (a block of positions, 8 bytes per element at most) fits the stage.
+const _: () = assert!(ONE_HOT_POSITION_BLOCK * 8 <= ONE_HOT_STAGE_BYTES);
 
 /// Runs `DML_ONE_HOT` on validated, length-checked tensors.
 pub(crate) fn run(
@@ -57,7 +82,7 @@ pub(crate) fn run(
     // Negative indices count from the end from DML_FEATURE_LEVEL_3_0 (the only levels that
     // allow signed index types).
     let from_end = level.at_least(Level::dml(0x3000));
-    let positions = positions_of(
+    let indices = Indices::new(
         desc.indices.data_type,
         &indices.data,
         &indices_layout,
@@ -69,57 +94,88 @@ pub(crate) fn run(
         depth,
         inner,
     };
-    fill_bytes(&positions, shape, on, off, &output_layout, &mut output.data)
+    fill_bytes(&indices, shape, on, off, &output_layout, &mut output.data)
 }
 
-/// Resolves the position of every index of a tensor of `data_type` (row-major order), or
-/// [`NO_POSITION`] for an index outside a sequence of `depth` elements.
-pub(crate) fn positions_of(
-    data_type: DataType,
-    data: &[u8],
-    layout: &Layout,
+/// The indices of a one-hot operator (sequence `s` is the `s`-th index in row-major order),
+/// resolved to OnValue positions a block at a time.
+pub(crate) struct Indices<'a> {
+    /// The indices' buffer.
+    data: &'a [u8],
+    /// Row-major walk over the indices' layout.
+    nest: Nest<1>,
+    /// Size of the one-hot axis.
     depth: u64,
+    /// Negative indices count from the end.
     from_end: bool,
-) -> Result<Vec<u32>, BackendError> {
-    match data_type {
-        DataType::Uint32 => positions::<u32>(data, layout, depth, from_end),
-        DataType::Uint64 => positions::<u64>(data, layout, depth, from_end),
-        DataType::Int32 => positions::<i32>(data, layout, depth, from_end),
-        DataType::Int64 => positions::<i64>(data, layout, depth, from_end),
-        other => Err(internal(format!("{other} is not a OneHot index type"))),
+    /// The resolver for the index data type.
+    resolve: fn(&Indices<'a>, usize, &mut [u32]),
+}
+
+impl<'a> Indices<'a> {
+    /// The indices of `data_type` in `data` laid out as `layout`, for sequences of `depth`
+    /// elements (negative indices counting from the end when `from_end`).
+    pub(crate) fn new(
+        data_type: DataType,
+        data: &'a [u8],
+        layout: &Layout,
+        depth: u64,
+        from_end: bool,
+    ) -> Result<Indices<'a>, BackendError> {
+        let resolve: fn(&Indices<'a>, usize, &mut [u32]) = match data_type {
+            DataType::Uint32 => resolve::<u32> as fn(&Indices<'a>, usize, &mut [u32]),
+            DataType::Uint64 => resolve::<u64> as fn(&Indices<'a>, usize, &mut [u32]),
+            DataType::Int32 => resolve::<i32> as fn(&Indices<'a>, usize, &mut [u32]),
+            DataType::Int64 => resolve::<i64> as fn(&Indices<'a>, usize, &mut [u32]),
+            other => return Err(internal(format!("{other} is not a OneHot index type"))),
+        };
+        Ok(Indices {
+            data,
+            nest: Nest::merged(&layout.sizes, [&layout.strides]),
+            depth,
+            from_end,
+            resolve,
+        })
+    }
+
+    /// Number of indices (sequences).
+    fn len(&self) -> usize {
+        self.nest.len()
+    }
+
+    /// Writes the positions of sequences `first..first + out.len()` into `out`
+    /// ([`NO_POSITION`] for an index outside the sequence).
+    #[inline]
+    fn positions(&self, first: usize, out: &mut [u32]) {
+        (self.resolve)(self, first, out)
     }
 }
 
-fn positions<I: OneHotIndex>(
-    data: &[u8],
-    layout: &Layout,
-    depth: u64,
-    from_end: bool,
-) -> Result<Vec<u32>, BackendError> {
-    let count = layout.count;
-    let mut positions = Vec::new();
-    positions
-        .try_reserve_exact(count)
-        .map_err(|_| internal("cannot allocate the OneHot positions"))?;
-    positions.resize(count, NO_POSITION);
-    let nest = Nest::merged(&layout.sizes, [&layout.strides]);
-    let [step] = nest.inner_strides();
-    let parallel = count >= PARALLEL_MIN_ELEMENTS;
-    for_each_chunk_mut(&mut positions, TASK_ELEMENTS, parallel, |c, chunk| {
-        let start = c * TASK_ELEMENTS;
-        nest.rows(start, start + chunk.len(), |flat, [offset], len, _| {
-            let out = &mut chunk[flat - start..flat - start + len];
-            for (j, slot) in out.iter_mut().enumerate() {
-                let at = (offset + j * step) * I::SIZE;
-                let index = I::read(&data[at..]);
-                *slot = index
-                    .position(depth, from_end)
-                    .and_then(|p| u32::try_from(p).ok())
-                    .unwrap_or(NO_POSITION);
+/// [`Indices::positions`] for indices of type `I`.
+fn resolve<I: OneHotIndex>(indices: &Indices<'_>, first: usize, out: &mut [u32]) {
+    let [step] = indices.nest.inner_strides();
+    let (depth, from_end) = (indices.depth, indices.from_end);
+    let position = |index: I| {
+        index
+            .position(depth, from_end)
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(NO_POSITION)
+    };
+    indices
+        .nest
+        .rows(first, first + out.len(), |flat, [offset], len, _| {
+            let out = &mut out[flat - first..flat - first + len];
+            if step == 1 {
+                let bytes = &indices.data[offset * I::SIZE..(offset + len) * I::SIZE];
+                for (slot, b) in out.iter_mut().zip(bytes.chunks_exact(I::SIZE)) {
+                    *slot = position(I::read(b));
+                }
+            } else {
+                for (j, slot) in out.iter_mut().enumerate() {
+                    *slot = position(I::read(&indices.data[(offset + j * step) * I::SIZE..]));
+                }
             }
         });
-    });
-    Ok(positions)
 }
 
 /// The `outer × depth × inner` view of a one-hot output.
@@ -137,7 +193,7 @@ pub(crate) struct OneHotShape {
 /// order): `on` where the Axis coordinate equals the sequence's position, `off` elsewhere.
 /// `on` and `off` are the values' bytes, copied bit for bit.
 pub(crate) fn fill_bytes(
-    positions: &[u32],
+    indices: &Indices<'_>,
     shape: OneHotShape,
     on: &[u8],
     off: &[u8],
@@ -148,105 +204,328 @@ pub(crate) fn fill_bytes(
         .outer
         .checked_mul(shape.depth)
         .and_then(|n| n.checked_mul(shape.inner));
-    if total != Some(layout.count) || positions.len() != shape.outer * shape.inner {
-        return Err(internal("one-hot output and positions disagree"));
+    if total != Some(layout.count) || indices.len() != shape.outer * shape.inner {
+        return Err(internal("one-hot output and indices disagree"));
     }
     if on.len() != layout.element_size || off.len() != layout.element_size {
         return Err(internal("one-hot values have the wrong size"));
     }
+    let isa = Isa::detect();
     write_packed(layout, out, |packed| {
-        match layout.element_size {
-            1 => fill::<Bits<1>>(positions, shape, Bits::read(on), Bits::read(off), packed),
-            2 => fill::<Bits<2>>(positions, shape, Bits::read(on), Bits::read(off), packed),
-            4 => fill::<Bits<4>>(positions, shape, Bits::read(on), Bits::read(off), packed),
-            8 => fill::<Bits<8>>(positions, shape, Bits::read(on), Bits::read(off), packed),
-            other => return Err(internal(format!("no {other}-byte element type"))),
-        }
-        Ok(())
+        let mode = Mode {
+            parallel: packed.len() / layout.element_size >= PARALLEL_MIN_ELEMENTS,
+            stream: packed.len() >= STREAM_MIN_BYTES,
+            isa,
+        };
+        fill_sized(indices, shape, on, off, packed, mode)
     })
 }
 
-/// The packed one-hot fill for one element size: the output is cut into tasks of
-/// [`TASK_ELEMENTS`] elements, run in parallel when the output is large. An output of at least
-/// [`STREAM_MIN_BYTES`] is written [`ONE_HOT_STAGE_BYTES`] at a time into a buffer that stays
-/// in the L1 cache, then copied out with non-temporal stores ([`copy_streaming`]): the output
-/// is far larger than the caches, and plain stores would read every line before writing it.
-fn fill<V: Element>(positions: &[u32], shape: OneHotShape, on: V, off: V, out: &mut [u8]) {
-    if out.is_empty() {
-        return;
+/// [`fill`] for the element size of `on` and `off` (1, 2, 4 or 8 bytes).
+fn fill_sized(
+    indices: &Indices<'_>,
+    shape: OneHotShape,
+    on: &[u8],
+    off: &[u8],
+    out: &mut [u8],
+    mode: Mode,
+) -> Result<(), BackendError> {
+    match on.len() {
+        1 => fill::<u8>(indices, shape, u8::read(on), u8::read(off), out, mode),
+        2 => fill::<u16>(indices, shape, u16::read(on), u16::read(off), out, mode),
+        4 => fill::<u32>(indices, shape, u32::read(on), u32::read(off), out, mode),
+        8 => fill::<u64>(indices, shape, u64::read(on), u64::read(off), out, mode),
+        other => return Err(internal(format!("no {other}-byte element type"))),
     }
-    let parallel = out.len() / V::SIZE >= PARALLEL_MIN_ELEMENTS;
-    let stream = out.len() >= STREAM_MIN_BYTES;
-    for_each_chunk_mut(out, TASK_ELEMENTS * V::SIZE, parallel, |c, chunk| {
-        let first = c * TASK_ELEMENTS;
-        if !stream {
-            fill_range(positions, shape, on, off, first, chunk);
-            return;
-        }
-        let mut stage = [0u8; ONE_HOT_STAGE_BYTES];
-        let piece = ONE_HOT_STAGE_BYTES / V::SIZE * V::SIZE;
-        for (p, dst) in chunk.chunks_mut(piece).enumerate() {
-            let staged = &mut stage[..dst.len()];
-            fill_range(
-                positions,
-                shape,
-                on,
-                off,
-                first + p * piece / V::SIZE,
-                staged,
-            );
-            copy_streaming(dst, staged, true);
-        }
-        stream_fence();
-    });
+    Ok(())
 }
 
-/// Writes the one-hot output's elements from row-major index `first` on, as many as `out`
-/// holds: runs of OffValue with the OnValue placed where a sequence's position falls.
-#[inline]
-fn fill_range<V: Element>(
-    positions: &[u32],
+/// How a fill runs: on several threads, with non-temporal stores, with which instructions.
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    /// Split the work across rayon's pool.
+    parallel: bool,
+    /// Build the output in a stage and stream it out with non-temporal stores.
+    stream: bool,
+    /// The instruction set of the kernels.
+    isa: Isa,
+}
+
+/// An output element: OnValue and OffValue as unsigned integers of their width (their bits,
+/// little-endian), so that a select compiles to vector compares and bit blends.
+trait Value: Element + PartialEq {
+    /// `on` when `hit`, else `off`, without a branch or a load by address.
+    fn pick(hit: bool, on: Self, off: Self) -> Self;
+}
+
+macro_rules! value {
+    ($($t:ty),*) => {$(
+        impl Value for $t {
+            #[inline(always)]
+            fn pick(hit: bool, on: $t, off: $t) -> $t {
+                let mask = <$t>::from(hit).wrapping_neg();
+                off ^ ((on ^ off) & mask)
+            }
+        }
+    )*};
+}
+
+value!(u8, u16, u32, u64);
+
+/// What every piece of a fill shares.
+struct Fill<'i, 'a, V> {
+    indices: &'i Indices<'a>,
     shape: OneHotShape,
     on: V,
     off: V,
-    first: usize,
+    isa: Isa,
+}
+
+/// The packed one-hot fill for one element size: the scatter kernel for short inner runs,
+/// the select kernel for long ones (module documentation).
+fn fill<V: Value>(
+    indices: &Indices<'_>,
+    shape: OneHotShape,
+    on: V,
+    off: V,
     out: &mut [u8],
+    mode: Mode,
 ) {
-    let OneHotShape { depth, inner, .. } = shape;
-    let mut rest = out;
-    if inner == 1 {
-        // Contiguous sequences: element s * depth + a.
-        let (mut s, mut a) = (first / depth, first % depth);
-        while !rest.is_empty() {
-            let n = (depth - a).min(rest.len() / V::SIZE);
-            let (run, tail) = std::mem::take(&mut rest).split_at_mut(n * V::SIZE);
-            for dst in run.chunks_exact_mut(V::SIZE) {
-                off.write(dst);
-            }
-            let position = positions[s] as usize;
-            if (a..a + n).contains(&position) {
-                on.write(&mut run[(position - a) * V::SIZE..]);
-            }
-            (rest, s, a) = (tail, s + 1, 0);
+    if out.is_empty() {
+        return;
+    }
+    let f = Fill {
+        indices,
+        shape,
+        on,
+        off,
+        isa: mode.isa,
+    };
+    if shape.inner <= ONE_HOT_SCATTER_MAX_INNER {
+        for_each_chunk_mut(out, TASK_ELEMENTS * V::SIZE, mode.parallel, |c, chunk| {
+            scatter_task(&f, c * TASK_ELEMENTS, chunk, mode.stream);
+        });
+    } else {
+        select_all(&f, out, mode);
+    }
+}
+
+// --- Scatter: short inner runs ---------------------------------------------------------------
+
+/// Writes the output elements `first..` that `chunk` holds, a stage-sized piece at a time.
+fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], stream: bool) {
+    let piece = ONE_HOT_STAGE_BYTES / V::SIZE;
+    if !stream {
+        for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
+            scatter_piece(f, first + p * piece, dst);
         }
         return;
     }
-    // Rows of `inner` elements, one per (outer, axis) pair: element (o * depth + a) * inner + x.
-    let row = first / inner;
-    let (mut o, mut a, mut x) = (row / depth, row % depth, first % inner);
-    while !rest.is_empty() {
-        let n = (inner - x).min(rest.len() / V::SIZE);
-        let (run, tail) = std::mem::take(&mut rest).split_at_mut(n * V::SIZE);
-        let here = a as u32;
-        let run_positions = &positions[o * inner + x..o * inner + x + n];
-        for (dst, &position) in run.chunks_exact_mut(V::SIZE).zip(run_positions) {
-            let value = if position == here { on } else { off };
-            value.write(dst);
+    let mut stage = [0u8; ONE_HOT_STAGE_BYTES];
+    for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
+        let staged = &mut stage[..dst.len()];
+        scatter_piece(f, first + p * piece, staged);
+        copy_streaming(dst, staged, true);
+    }
+    stream_fence();
+}
+
+/// [`scatter_body`] with the instructions of `f.isa`.
+#[inline]
+fn scatter_piece<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if f.isa == Isa::Avx2 {
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU supports AVX2.
+        unsafe { scatter_avx2(f, start, out) };
+        return;
+    }
+    scatter_body(f, start, out);
+}
+
+/// [`scatter_body`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scatter_avx2<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
+    scatter_body(f, start, out);
+}
+
+/// Writes the output elements `start..start + out.len() / size`: OffValue everywhere, then
+/// the OnValue of every sequence of the outer blocks the range touches, where it falls inside.
+#[inline(always)]
+fn scatter_body<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
+    fill_pattern(out, f.off);
+    let n = out.len() / V::SIZE;
+    let OneHotShape { depth, inner, .. } = f.shape;
+    let block = depth * inner;
+    let (o_first, o_end) = (start / block, (start + n - 1) / block + 1);
+    let (mut s, seq_end) = (o_first * inner, o_end * inner);
+    // `base` is sequence `s`'s element at Axis coordinate 0: o * block + x.
+    let (mut x, mut base) = (0usize, o_first * block);
+    let mut positions = [NO_POSITION; ONE_HOT_POSITION_BLOCK];
+    while s < seq_end {
+        let m = (seq_end - s).min(ONE_HOT_POSITION_BLOCK);
+        let positions = &mut positions[..m];
+        f.indices.positions(s, positions);
+        for &p in positions.iter() {
+            if p != NO_POSITION {
+                let at = (base + p as usize * inner).wrapping_sub(start);
+                if at < n {
+                    f.on.write(&mut out[at * V::SIZE..]);
+                }
+            }
+            x += 1;
+            base += 1;
+            if x == inner {
+                x = 0;
+                base += block - inner;
+            }
         }
-        (rest, x, a) = (tail, 0, a + 1);
-        if a == depth {
-            (a, o) = (0, o + 1);
+        s += m;
+    }
+}
+
+/// Fills `out` (whole elements) with `value`, 32 bytes at a time.
+#[inline(always)]
+fn fill_pattern<V: Value>(out: &mut [u8], value: V) {
+    let mut pattern = [0u8; 32];
+    for c in pattern.chunks_exact_mut(V::SIZE) {
+        value.write(c);
+    }
+    let mut chunks = out.chunks_exact_mut(32);
+    for c in &mut chunks {
+        c.copy_from_slice(&pattern);
+    }
+    let rest = chunks.into_remainder();
+    let len = rest.len();
+    rest.copy_from_slice(&pattern[..len]);
+}
+
+// --- Select: long inner runs -----------------------------------------------------------------
+
+/// The output's base pointer, shared by the select workers, which write disjoint rectangles.
+#[derive(Clone, Copy)]
+struct SharedOut(*mut u8);
+
+impl SharedOut {
+    /// The `bytes` bytes at offset `at`.
+    ///
+    /// # Safety
+    /// They must lie inside the output, and no other live reference may cover them.
+    unsafe fn slice<'o>(self, at: usize, bytes: usize) -> &'o mut [u8] {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(at), bytes) }
+    }
+}
+
+// SAFETY: the pointer is only used to build slices over disjoint rectangles of one output
+// buffer that outlives every worker (`select_all` borrows it mutably for its whole run).
+unsafe impl Send for SharedOut {}
+// SAFETY: as above.
+unsafe impl Sync for SharedOut {}
+
+/// Runs the select kernel over the whole packed output: units of `o × a-range × x-range`,
+/// sized to about [`TASK_ELEMENTS`] elements, in parallel when `mode.parallel`.
+fn select_all<V: Value>(f: &Fill<'_, '_, V>, out: &mut [u8], mode: Mode) {
+    let OneHotShape {
+        outer,
+        depth,
+        inner,
+    } = f.shape;
+    let x_width = (TASK_ELEMENTS / depth)
+        .next_multiple_of(ONE_HOT_POSITION_BLOCK)
+        .max(ONE_HOT_POSITION_BLOCK)
+        .min(inner);
+    let a_width = (TASK_ELEMENTS / x_width).clamp(1, depth);
+    let (x_units, a_units) = (inner.div_ceil(x_width), depth.div_ceil(a_width));
+    let units = outer * x_units * a_units;
+    let len = out.len();
+    let base = SharedOut(out.as_mut_ptr());
+    let stream = mode.stream;
+    map_ranges(units, 1, mode.parallel, |u, _| {
+        let (o, rest) = (u / (x_units * a_units), u % (x_units * a_units));
+        let (xu, au) = (rest / a_units, rest % a_units);
+        let x = xu * x_width..((xu + 1) * x_width).min(inner);
+        let a = au * a_width..((au + 1) * a_width).min(depth);
+        select_unit(f, o, a, x, stream, |at, bytes| {
+            assert!(at + bytes <= len, "one-hot select: segment out of range");
+            // SAFETY: `at + bytes` lies inside the output (asserted), which `select_all`
+            // borrows mutably for the whole run; units partition the `(o, a, x)` space, so
+            // no two segments (of this or any other unit) overlap, and each slice lives only
+            // while its segment is written.
+            unsafe { base.slice(at, bytes) }
+        });
+    });
+}
+
+/// Writes the rectangle `o × a × x` of the output; `segment(at, bytes)` gives the output
+/// bytes `at..at + bytes`.
+fn select_unit<'o, V: Value>(
+    f: &Fill<'_, '_, V>,
+    o: usize,
+    a: std::ops::Range<usize>,
+    x: std::ops::Range<usize>,
+    stream: bool,
+    segment: impl Fn(usize, usize) -> &'o mut [u8],
+) {
+    let OneHotShape { depth, inner, .. } = f.shape;
+    let mut positions = [NO_POSITION; ONE_HOT_POSITION_BLOCK];
+    let mut stage = [0u8; ONE_HOT_STAGE_BYTES];
+    for x0 in x.clone().step_by(ONE_HOT_POSITION_BLOCK) {
+        let m = (x.end - x0).min(ONE_HOT_POSITION_BLOCK);
+        let positions = &mut positions[..m];
+        f.indices.positions(o * inner + x0, positions);
+        for row in a.clone() {
+            let dst = segment(((o * depth + row) * inner + x0) * V::SIZE, m * V::SIZE);
+            if stream {
+                let staged = &mut stage[..m * V::SIZE];
+                select_row(f, row as u32, positions, staged);
+                copy_streaming(dst, staged, true);
+            } else {
+                select_row(f, row as u32, positions, dst);
+            }
         }
+    }
+    if stream {
+        stream_fence();
+    }
+}
+
+/// [`select_body`] with the instructions of `f.isa`.
+#[inline]
+fn select_row<V: Value>(f: &Fill<'_, '_, V>, row: u32, positions: &[u32], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if f.isa == Isa::Avx2 {
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU supports AVX2.
+        unsafe { select_avx2(f, row, positions, out) };
+        return;
+    }
+    select_body(f, row, positions, out);
+}
+
+/// [`select_body`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn select_avx2<V: Value>(f: &Fill<'_, '_, V>, row: u32, positions: &[u32], out: &mut [u8]) {
+    select_body(f, row, positions, out);
+}
+
+/// Writes one row segment: OnValue where the position is `row`, OffValue elsewhere.
+#[inline(always)]
+fn select_body<V: Value>(f: &Fill<'_, '_, V>, row: u32, positions: &[u32], out: &mut [u8]) {
+    let n = positions.len().min(out.len() / V::SIZE);
+    let dst = out.as_mut_ptr().cast::<V>();
+    let (on, off) = (f.on, f.off);
+    for (j, &p) in positions[..n].iter().enumerate() {
+        let value = V::pick(p == row, on, off);
+        // SAFETY: `j < n <= out.len() / size`, so the element's bytes lie inside `out`; the
+        // store is unaligned, and every bit pattern is a valid unsigned integer.
+        unsafe { dst.add(j).write_unaligned(value) };
     }
 }
 
@@ -631,5 +910,302 @@ mod tests {
             matches!(&err, BackendError::Invalid { rules, .. } if rules == &["ONE_HOT.VALUES_ELEMENT_COUNT"]),
             "{err}"
         );
+    }
+
+    // --- The kernels against a plain reference, on every path ---
+
+    use super::{fill_sized, Indices, Mode, OneHotShape};
+    use crate::simd::Isa;
+    use crate::strided::Layout;
+    use crate::thresholds::{ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER, TASK_ELEMENTS};
+
+    /// splitmix64, for reproducible test data.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+    }
+
+    /// An index value of `data_type` around `0..depth` (some out of range, some negative for
+    /// signed types, some extreme), its bytes, and the position it selects.
+    fn draw_index(
+        rng: &mut Rng,
+        data_type: DataType,
+        depth: i64,
+        from_end: bool,
+    ) -> (Vec<u8>, Option<usize>) {
+        let r = rng.next();
+        let signed = matches!(data_type, DataType::Int32 | DataType::Int64);
+        let mut v: i128 = match r % 16 {
+            0 => i128::from(depth),
+            1 => i128::from(depth) + 1 + (r >> 40) as i128 % 5,
+            2 => -1,
+            3 => -i128::from(depth),
+            4 => -i128::from(depth) - 1,
+            5 => i128::from(i32::MAX) + 2,
+            _ => ((r >> 8) % depth as u64) as i128,
+        };
+        if !signed && v < 0 {
+            v = match data_type {
+                DataType::Uint32 => v.rem_euclid(1 << 32),
+                _ => v.rem_euclid(1 << 64),
+            };
+        }
+        let (bytes, v) = match data_type {
+            DataType::Uint32 => ((v as u32).to_le_bytes().to_vec(), i128::from(v as u32)),
+            DataType::Uint64 => ((v as u64).to_le_bytes().to_vec(), i128::from(v as u64)),
+            DataType::Int32 => ((v as i32).to_le_bytes().to_vec(), i128::from(v as i32)),
+            _ => ((v as i64).to_le_bytes().to_vec(), i128::from(v as i64)),
+        };
+        let depth = i128::from(depth);
+        let position = if (0..depth).contains(&v) {
+            Some(v as usize)
+        } else if from_end && (-depth..0).contains(&v) {
+            Some((depth + v) as usize)
+        } else {
+            None
+        };
+        (bytes, position)
+    }
+
+    /// The output a plain loop gives: element (o, a, x) is `on` when sequence (o, x) selects a.
+    fn reference(
+        positions: &[Option<usize>],
+        shape: OneHotShape,
+        on: &[u8],
+        off: &[u8],
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        for o in 0..shape.outer {
+            for a in 0..shape.depth {
+                for x in 0..shape.inner {
+                    let hit = positions[o * shape.inner + x] == Some(a);
+                    out.extend_from_slice(if hit { on } else { off });
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs the fill on `shape` with every element size, a rotating index type, packed and
+    /// strided indices, every ISA and every mode, against [`reference`].
+    fn check_shape(rng: &mut Rng, outer: usize, depth: usize, inner: usize) {
+        let shape = OneHotShape {
+            outer,
+            depth,
+            inner,
+        };
+        let count = outer * inner;
+        let types = [
+            DataType::Int32,
+            DataType::Uint32,
+            DataType::Int64,
+            DataType::Uint64,
+        ];
+        for (k, size) in [1usize, 2, 4, 8].into_iter().enumerate() {
+            let data_type = types[(k + rng.next() as usize) % 4];
+            let from_end = !rng.next().is_multiple_of(4);
+            let isize = data_type.size_in_bytes();
+            // Packed {outer, inner}, or strides {2·inner + 3, 2} (gaps in the buffer).
+            let strides = if rng.next().is_multiple_of(2) {
+                vec![inner as u32, 1]
+            } else {
+                vec![2 * inner as u32 + 3, 2]
+            };
+            let sizes = [outer as u32, inner as u32];
+            let desc = TensorDesc::with_strides(data_type, &sizes, Some(&strides)).unwrap();
+            let slots = (outer - 1) * strides[0] as usize + (inner - 1) * strides[1] as usize + 1;
+            let mut data = vec![0xEEu8; slots * isize];
+            let mut positions = vec![None; count];
+            for o in 0..outer {
+                for x in 0..inner {
+                    let (bytes, p) = draw_index(rng, data_type, depth as i64, from_end);
+                    let at = (o * strides[0] as usize + x * strides[1] as usize) * isize;
+                    data[at..at + isize].copy_from_slice(&bytes);
+                    positions[o * inner + x] = p;
+                }
+            }
+            let layout = Layout::new(&desc, data.len(), "indices").unwrap();
+            let indices = Indices::new(data_type, &data, &layout, depth as u64, from_end).unwrap();
+            let on: Vec<u8> = (0..size).map(|i| 0xC0 | i as u8).collect();
+            let off: Vec<u8> = (0..size).map(|i| 0x10 | i as u8).collect();
+            let expected = reference(&positions, shape, &on, &off);
+            for isa in Isa::available() {
+                for (parallel, stream) in
+                    [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let mode = Mode {
+                        parallel,
+                        stream,
+                        isa,
+                    };
+                    let mut out = vec![0xABu8; expected.len()];
+                    fill_sized(&indices, shape, &on, &off, &mut out, mode).unwrap();
+                    assert!(
+                        out == expected,
+                        "{outer}x{depth}x{inner}, {size}-byte values, {data_type} indices \
+                         (strides {strides:?}, from_end {from_end}), {mode:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scatter_kernel_matches_the_reference() {
+        let mut rng = Rng(1);
+        let limit = ONE_HOT_SCATTER_MAX_INNER;
+        for (outer, depth, inner) in [
+            (1, 1, 1),
+            (3, 1, 1),
+            (37, 5, 1),
+            (9, 2, 3),
+            (5, 3, 7),
+            (100, 64, 1),
+            (20, 33, 31),
+            (2, 300, limit),
+            // Many sequences per piece: several blocks of positions.
+            (3 * ONE_HOT_POSITION_BLOCK + 5, 1, 1),
+            (ONE_HOT_POSITION_BLOCK + 1, 3, 2),
+            // Several tasks.
+            (TASK_ELEMENTS / 64 + 7, 64, 1),
+            (3, TASK_ELEMENTS / 40 + 1, 13),
+        ] {
+            check_shape(&mut rng, outer, depth, inner);
+        }
+    }
+
+    #[test]
+    fn select_kernel_matches_the_reference() {
+        let mut rng = Rng(2);
+        let limit = ONE_HOT_SCATTER_MAX_INNER;
+        let block = ONE_HOT_POSITION_BLOCK;
+        for (outer, depth, inner) in [
+            (1, 1, limit + 1),
+            (2, 7, limit + 1),
+            (3, 5, block + 300),
+            (1, 2, 3 * block + 1),
+            // Several units along every axis of the rectangle space.
+            (2, 40, block + 76),
+            (1, 3, TASK_ELEMENTS + 5),
+            (2, TASK_ELEMENTS / block + 9, block * 2),
+        ] {
+            check_shape(&mut rng, outer, depth, inner);
+        }
+    }
+
+    #[test]
+    fn through_execute_with_both_layouts_of_a_large_output() {
+        // Axis last and Axis 0 on an output large enough to run in parallel and stream
+        // (at least STREAM_MIN_BYTES): compared with the plain reference.
+        let n = (crate::thresholds::STREAM_MIN_BYTES / 4 / 64 + 100) as u32;
+        let mut rng = Rng(3);
+        let idx: Vec<i32> = (0..n).map(|_| (rng.next() % 70) as i32 - 3).collect();
+        let positions: Vec<Option<usize>> = idx
+            .iter()
+            .map(|&i| match i {
+                0..=63 => Some(i as usize),
+                -64..=-1 => Some((64 + i) as usize),
+                _ => None,
+            })
+            .collect();
+        let values = packed::<f32>(&[1, 2], &[0.5, -1.5]);
+        let (on, off) = ((-1.5f32).to_le_bytes(), 0.5f32.to_le_bytes());
+        let indices = packed::<i32>(&[n, 1], &idx);
+        let out = one_hot(&indices, &values, DataType::Float32, &[n, 64], 1, L4_1).unwrap();
+        let shape = OneHotShape {
+            outer: n as usize,
+            depth: 64,
+            inner: 1,
+        };
+        assert!(out.data == reference(&positions, shape, &on, &off));
+        let indices = packed::<i32>(&[1, n], &idx);
+        let out = one_hot(&indices, &values, DataType::Float32, &[64, n], 0, L4_1).unwrap();
+        let shape = OneHotShape {
+            outer: 1,
+            depth: 64,
+            inner: n as usize,
+        };
+        assert!(out.data == reference(&positions, shape, &on, &off));
+    }
+
+    /// Streams `value` over `out` with 16-byte non-temporal stores (the benchmark's write
+    /// floor).
+    fn stream_fill(out: &mut [u8], value: u8) {
+        let src = [value; 8192];
+        for c in out.chunks_mut(8192) {
+            crate::simd::copy_streaming(c, &src[..c.len()], true);
+        }
+        crate::simd::stream_fence();
+    }
+
+    /// Times the fill against a non-temporal memset of the same output, interleaved, on 1 and
+    /// 2 threads: `cargo test --release --lib one_hot_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn one_hot_speed() {
+        use std::time::Instant;
+        let n = 1usize << 21;
+        let mut rng = Rng(9);
+        let idx: Vec<u8> = (0..n)
+            .flat_map(|_| ((rng.next() % 64) as i32).to_le_bytes())
+            .collect();
+        for (size, depth, axis_last) in [
+            (4usize, 64usize, true),
+            (2, 64, true),
+            (8, 64, true),
+            (4, 64, false),
+            (1, 3, true),
+        ] {
+            let (outer, inner) = if axis_last { (n, 1) } else { (1, n) };
+            let desc = TensorDesc::packed(DataType::Int32, &[outer as u32, inner as u32]);
+            let layout = crate::strided::Layout::new(&desc, idx.len(), "i").unwrap();
+            let indices = Indices::new(DataType::Int32, &idx, &layout, depth as u64, true).unwrap();
+            let shape = OneHotShape {
+                outer,
+                depth,
+                inner,
+            };
+            let mut out = vec![0u8; n * depth * size];
+            let (on, off) = (vec![1u8; size], vec![0u8; size]);
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let mode = Mode {
+                    parallel: threads > 1,
+                    stream: true,
+                    isa: Isa::detect(),
+                };
+                let (mut ours, mut floor) = (Vec::new(), Vec::new());
+                for _ in 0..7 {
+                    let t = Instant::now();
+                    pool.install(|| {
+                        fill_sized(&indices, shape, &on, &off, &mut out, mode).unwrap()
+                    });
+                    ours.push(t.elapsed().as_secs_f64());
+                    let t = Instant::now();
+                    pool.install(|| {
+                        use rayon::prelude::*;
+                        let chunk = out.len().div_ceil(threads);
+                        out.par_chunks_mut(chunk).for_each(|c| stream_fill(c, 3));
+                    });
+                    floor.push(t.elapsed().as_secs_f64());
+                }
+                ours.sort_by(f64::total_cmp);
+                floor.sort_by(f64::total_cmp);
+                println!(
+                    "{size}-byte depth {depth} axis_last {axis_last} {threads}t: ours {:.2} ms, nt fill {:.2} ms, ratio {:.2}",
+                    ours[3] * 1e3, floor[3] * 1e3, ours[3] / floor[3]
+                );
+            }
+        }
     }
 }

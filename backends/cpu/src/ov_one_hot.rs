@@ -5,7 +5,7 @@
 //! leaves them undefined; opconform reads the formula literally: no `i` in `[0, depth-1]`
 //! equals a negative index).
 
-use crate::one_hot::{fill_bytes, positions_of, OneHotShape};
+use crate::one_hot::{fill_bytes, Indices, OneHotShape};
 use crate::strided::{internal, Layout};
 use opconform_backend::{BackendError, DataType, OvOneHotDesc, Tensor};
 
@@ -68,7 +68,7 @@ pub(crate) fn run(
     let on = &on_value.data[..size];
     let off = &off_value.data[..size];
 
-    let positions = positions_of(
+    let indices = Indices::new(
         desc.indices.data_type,
         &indices.data,
         &indices_layout,
@@ -80,7 +80,7 @@ pub(crate) fn run(
         depth: depth_size,
         inner: indices_layout.sizes[axis..].iter().product(),
     };
-    fill_bytes(&positions, shape, on, off, &output_layout, &mut output.data)
+    fill_bytes(&indices, shape, on, off, &output_layout, &mut output.data)
 }
 
 /// The first `N` bytes of `data`.

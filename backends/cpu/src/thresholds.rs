@@ -61,3 +61,12 @@ pub const ONE_HOT_STAGE_BYTES: usize = 8192;
 /// Outputs at least this many bytes long are written with non-temporal stores
 /// (NonZeroCoordinates rows, OneHot outputs).
 pub const STREAM_MIN_BYTES: usize = 16 << 20;
+
+/// OneHot: positions resolved from the indices at a time (into a buffer on the stack); also
+/// the longest row segment of the select kernel.
+pub const ONE_HOT_POSITION_BLOCK: usize = 1024;
+
+/// OneHot: outputs whose inner run (the product of the sizes after the Axis) is at most this
+/// long are written by scattering each sequence's OnValue over OffValue; longer runs compare
+/// each element's position with its Axis coordinate, a row segment at a time.
+pub const ONE_HOT_SCATTER_MAX_INNER: usize = 64;
