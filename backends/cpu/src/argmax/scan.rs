@@ -138,19 +138,16 @@ impl Job<'_> {
         if parallel && units < ARGMAX_SPLIT_FACTOR * threads() {
             self.scan_split::<T, O, LAST>(outputs);
         } else if let [run] = region {
-            if run.stride == 1 && run.size * T::SIZE >= ARGMAX_MIN_RUN_BYTES {
-                self.scan_runs::<T, O, LAST>(outputs, unit_dims, *run, parallel);
-            } else {
-                self.scan_units::<T, O, LAST>(outputs, unit_dims, region, parallel);
-            }
+            self.scan_runs::<T, O, LAST>(outputs, unit_dims, *run, parallel);
         } else {
             self.scan_units::<T, O, LAST>(outputs, unit_dims, region, parallel);
         }
     }
 
-    /// Every output's elements are one contiguous run (the region is the run alone):
-    /// tasks of consecutive outputs, each run reduced at once ([`Prims::run_argmax`]) and its
-    /// result written, with no state kept between runs.
+    /// Every output's elements are one run (the region is the run alone): tasks of
+    /// consecutive outputs, each run reduced at once ([`Prims::run_argmax`] when it is
+    /// contiguous and at least [`ARGMAX_MIN_RUN_BYTES`] long, [`run_best`] otherwise: short or
+    /// element-strided) and its result written, with no state kept between runs.
     fn scan_runs<T: Lanes, O: FromIndex, const LAST: bool>(
         &self,
         outputs: &Outputs<O>,
@@ -195,10 +192,16 @@ impl Job<'_> {
         outputs: &Outputs<O>,
     ) {
         let bytes = run.size * T::SIZE;
+        let vectors = run.stride == 1 && bytes >= ARGMAX_MIN_RUN_BYTES;
         for unit in Walk::new(unit_dims, first, count) {
-            let start = unit.offset * T::SIZE;
-            // SAFETY: `P` is the instruction set of the function this is inlined into.
-            let p = unsafe { P::run_argmax::<T, LAST>(&self.data[start..start + bytes]) };
+            let p = if vectors {
+                let start = unit.offset * T::SIZE;
+                // SAFETY: `P` is the instruction set of the function this is inlined into.
+                unsafe { P::run_argmax::<T, LAST>(&self.data[start..start + bytes]) }
+            } else {
+                run_best::<T, LAST>(self.data, unit.offset, run.size, run.stride)
+                    .map_or(0, |(_, p)| p)
+            };
             // SAFETY: the task's outputs are its own.
             unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
         }
