@@ -9,6 +9,18 @@ pub(crate) fn threads() -> usize {
     rayon::current_num_threads().max(1)
 }
 
+/// Calls `task(t)` for each `t` in `0..tasks`, in parallel when `parallel`, else in order.
+pub(crate) fn for_each_task<F>(tasks: usize, parallel: bool, task: F)
+where
+    F: Fn(usize) + Sync + Send,
+{
+    if parallel {
+        (0..tasks).into_par_iter().for_each(task);
+    } else {
+        (0..tasks).for_each(task);
+    }
+}
+
 /// Calls `f(index, chunk)` for each `chunk_len`-item chunk of `data` (the last may be shorter),
 /// in parallel when `parallel`.
 pub(crate) fn for_each_chunk_mut<T, F>(data: &mut [T], chunk_len: usize, parallel: bool, f: F)

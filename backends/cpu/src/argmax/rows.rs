@@ -13,9 +13,8 @@ use super::lanes::Lanes;
 use super::plan::Walk;
 use super::{Job, Outputs};
 use crate::element::FromIndex;
-use crate::parallel::{map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::thresholds::{ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES};
-use rayon::prelude::*;
 
 /// Running maxima of one item, and the buffers to compute them.
 #[derive(Debug)]
@@ -84,11 +83,7 @@ impl Job<'_> {
                     write(slot, &state.index);
                 }
             };
-            if parallel {
-                (0..tasks).into_par_iter().for_each(task);
-            } else {
-                (0..tasks).for_each(task);
-            }
+            for_each_task(tasks, parallel, task);
             return;
         }
         // Few items: each one's reduced range in parallel pieces, combined in index order.

@@ -24,10 +24,9 @@ use super::lanes::Lanes;
 use super::plan::{At, Dim, Walk};
 use super::{Best, Job, Outputs};
 use crate::element::FromIndex;
-use crate::parallel::{map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::Isa;
 use crate::thresholds::{ARGMAX_MIN_RUN_BYTES, ARGMAX_SPLIT_FACTOR};
-use rayon::prelude::*;
 
 /// Runs per unit listed once rather than walked per unit, at most.
 const LISTED_STEPS: usize = 1 << 12;
@@ -172,11 +171,7 @@ impl Job<'_> {
             }
             self.runs_task::<T, O, LAST, PortablePrims>(unit_dims, run, first, count, outputs);
         };
-        if parallel {
-            (0..tasks).into_par_iter().for_each(task);
-        } else {
-            (0..tasks).for_each(task);
-        }
+        for_each_task(tasks, parallel, task);
     }
 
     /// Outputs `first..first + count` of [`Job::scan_runs`], in memory order.
@@ -263,11 +258,7 @@ impl Job<'_> {
             }
             self.scan_task::<T, O, LAST, PortablePrims>(&ctx, first, count, outputs);
         };
-        if parallel {
-            (0..tasks).into_par_iter().for_each(task);
-        } else {
-            (0..tasks).for_each(task);
-        }
+        for_each_task(tasks, parallel, task);
     }
 
     /// Units `first..first + count`: their runs in memory order, each cut into pieces of at
