@@ -434,7 +434,7 @@ def one_hot_row(
     )
 
 
-def sparse(dtype, shape, percent: int, seed: int) -> np.ndarray:
+def sparse(dtype, shape, percent: float, seed: int) -> np.ndarray:
     """Nonzero with probability percent/100, independently per element."""
     g = rng(seed)
     mask = g.random(shape, dtype=np.float32) < percent / 100.0
@@ -938,7 +938,7 @@ def sweep_nonzero(g: np.random.Generator, k: int, tiny: bool) -> Row:
     elements = int(g.integers(2, 257)) if tiny else int(2 ** g.uniform(20, 24.5))
     sizes = random_sizes(g, rank, elements)
     percent = float(g.choice([0.1, 1, 5, 25, 50, 75, 95, 100]))
-    a = sparse_fraction(dtype, sizes, percent / 100, int(g.integers(1 << 30)))
+    a = sparse(dtype, sizes, percent, int(g.integers(1 << 30)))
     label = f"NonZeroCoordinates {DTYPE_NAMES[dtype]} {sizes} {percent:g}% nonzero"
     return nonzero_row(f"sweep_{k}", label, a, 2000 if tiny else 1)
 
@@ -951,17 +951,6 @@ def sweep_one_hot(g: np.random.Generator, k: int, tiny: bool) -> Row:
     indices = rng(int(g.integers(1 << 30))).integers(0, depth, size=n, dtype=index_type)
     label = f"OneHot {DTYPE_NAMES[index_type]} -> {DTYPE_NAMES[dtype]}, {n} indices, depth {depth}"
     return one_hot_row(f"sweep_{k}", label, indices, depth, dtype, 2000 if tiny else 1)
-
-
-def sparse_fraction(dtype, shape, fraction: float, seed: int) -> np.ndarray:
-    """Nonzero with probability `fraction`, independently per element (values never 0)."""
-    g = rng(seed)
-    mask = g.random(shape, dtype=np.float32) < fraction
-    if np.dtype(dtype).kind in "iu":
-        values = g.integers(1, 100, size=shape).astype(dtype)
-    else:
-        values = (g.random(shape, dtype=np.float32) + 1.0).astype(dtype)
-    return np.where(mask, values, np.zeros((), dtype))
 
 
 def command_sweep(args) -> int:
