@@ -1104,27 +1104,22 @@ fn build_expected(
             errors.push(context.error(&["outputs", name.as_str(), "sizes"], message));
             continue;
         }
-        let data: Vec<Element> = match tensor.fill {
-            Some(fill) if (listed.len() as u64) <= desc.element_count() => {
-                let mut all = listed.to_vec();
-                all.resize(desc.element_count() as usize, fill.0);
-                all
-            }
-            _ => listed.to_vec(),
-        };
-        if data.len() as u64 != desc.element_count() {
+        let count = desc.element_count();
+        let fill = tensor.fill.filter(|_| listed.len() as u64 <= count);
+        if fill.is_none() && listed.len() as u64 != count {
             errors.push(context.error(
                 &path,
                 format!(
                     "{} elements given, {} has {}",
-                    data.len(),
+                    listed.len(),
                     desc.summary(),
-                    desc.element_count()
+                    count
                 ),
             ));
             continue;
         }
-        match encode_expected(desc.data_type, &data) {
+        let fill = fill.map(|f| (f.0, count as usize - listed.len()));
+        match encode_expected(desc.data_type, listed, fill) {
             Ok((bytes, defined)) => expected.push(ExpectedTensor {
                 name: name.clone(),
                 desc: desc.clone(),
@@ -1137,26 +1132,49 @@ fn build_expected(
     expected
 }
 
+/// Encodes an expected output: the `listed` elements, then `fill` = (element, count) repeated
+/// (the rest of the tensor, when the file gives `fill`). Null elements are not defined and
+/// encode as zero bytes. The fill is encoded once and its bytes repeated; a null fill leaves
+/// its part of the buffers as the allocator's zeroed pages (a NonZeroCoordinates output of
+/// millions of undefined rows costs no page until compared), so a large tensor of few listed
+/// elements loads in the time of the listed ones.
 fn encode_expected(
     data_type: DataType,
-    data: &[Element],
+    listed: &[Element],
+    fill: Option<(Element, usize)>,
 ) -> Result<(Vec<u8>, Option<Vec<bool>>), String> {
     let size = data_type.size_in_bytes();
-    let mut bytes = Vec::with_capacity(data.len() * size);
-    let mut defined = Vec::with_capacity(data.len());
-    for (i, element) in data.iter().enumerate() {
-        if *element == Element::Null {
-            bytes.resize(bytes.len() + size, 0);
-            defined.push(false);
-        } else {
+    let (fill, fill_count) = fill.unwrap_or((Element::Null, 0));
+    let count = listed.len() + fill_count;
+    let mut bytes = vec![0u8; count * size];
+    let mut defined = vec![false; count];
+    let mut element_bytes = Vec::with_capacity(size);
+    for (i, element) in listed.iter().enumerate() {
+        if *element != Element::Null {
+            element_bytes.clear();
             element
-                .encode(data_type, &mut bytes)
+                .encode(data_type, &mut element_bytes)
                 .map_err(|e| format!("element {i}: {e}"))?;
-            defined.push(true);
+            bytes[i * size..(i + 1) * size].copy_from_slice(&element_bytes);
+            defined[i] = true;
         }
     }
-    let all_defined = defined.iter().all(|&d| d);
-    Ok((bytes, (!all_defined).then_some(defined)))
+    let fill_defined = fill_count == 0 || fill != Element::Null;
+    if fill != Element::Null && fill_count > 0 {
+        element_bytes.clear();
+        fill.encode(data_type, &mut element_bytes)
+            .map_err(|e| format!("element {}: {e}", listed.len()))?;
+        for chunk in bytes[listed.len() * size..].chunks_exact_mut(size) {
+            chunk.copy_from_slice(&element_bytes);
+        }
+    }
+    if fill_defined && listed.iter().all(|e| *e != Element::Null) {
+        return Ok((bytes, None));
+    }
+    if fill_defined {
+        defined[listed.len()..].fill(true);
+    }
+    Ok((bytes, Some(defined)))
 }
 
 /// Parses a direction name as written in case files (for callers building attributes).
@@ -1336,6 +1354,39 @@ mod tests {
         assert_eq!(cases.len(), 1);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].field, "cases[1].inputs.InputTensor.data");
+    }
+
+    #[test]
+    fn expected_fill_repeats_the_encoded_value_and_null_leaves_elements_undefined() {
+        let int = |v: i128| Element::Int(v);
+        // A value fill: every element defined, the fill's bytes after the listed ones.
+        let (bytes, defined) =
+            encode_expected(DataType::Int16, &[int(-2), int(3)], Some((int(7), 3))).unwrap();
+        let values: Vec<i16> = bytes
+            .chunks_exact(2)
+            .map(|b| i16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        assert_eq!(values, [-2, 3, 7, 7, 7]);
+        assert_eq!(defined, None);
+        // A null fill: the listed elements defined, the rest zero bytes and undefined.
+        let (bytes, defined) = encode_expected(
+            DataType::Uint32,
+            &[int(5), Element::Null],
+            Some((Element::Null, 2)),
+        )
+        .unwrap();
+        assert_eq!(bytes, [5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(defined, Some(vec![true, false, false, false]));
+        // A null in the listed part with a value fill.
+        let (_, defined) =
+            encode_expected(DataType::Uint8, &[Element::Null], Some((int(1), 2))).unwrap();
+        assert_eq!(defined, Some(vec![false, true, true]));
+        // A fill that does not fit the type names the first element it would have filled.
+        let error = encode_expected(DataType::Uint8, &[int(1)], Some((int(300), 4))).unwrap_err();
+        assert!(error.starts_with("element 1: "), "{error}");
+        // No fill: exactly the listed elements.
+        let (bytes, defined) = encode_expected(DataType::Uint8, &[int(9)], None).unwrap();
+        assert_eq!((bytes, defined), (vec![9], None));
     }
 
     #[test]
