@@ -22,6 +22,7 @@ Run by tools/bench.sh. Needs numpy, onnx and onnxruntime (tools/requirements-ada
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import gc
 import json
@@ -550,6 +551,24 @@ def row_groups(quick: bool):
 # --- Timing ------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def cores_for(threads: int):
+    """Per core (`threads` 1): the calling thread pinned to one CPU for the block, so that
+    numpy, ONNX Runtime (one intra-op thread runs on the caller) and ours (the library's pool
+    thread takes the caller's affinity) all run on the same core and find the same caches.
+    Unpinned, our pool thread may run on the other core, whose caches are cold, and a
+    cache-sized row then measures the move, not the kernel. All cores: left as it is."""
+    allowed = os.sched_getaffinity(0)
+    if threads != 1 or len(allowed) == 1:
+        yield
+        return
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 def timed(fn, iterations: int) -> float:
     """Seconds per call of `fn` over `iterations` calls."""
     start = time.perf_counter()
@@ -676,7 +695,8 @@ def command_run(args) -> int:
     bw_bytes = (64 if args.quick else 512) << 20
     bandwidth = {}
     for name, threads in sets:
-        bandwidth[name] = ours.bandwidth(threads, bw_bytes, 5)
+        with cores_for(threads):
+            bandwidth[name] = ours.bandwidth(threads, bw_bytes, 5)
         log(f"bandwidth {name} ({threads} thread(s)): read {bandwidth[name][0]:.1f} GB/s, write {bandwidth[name][1]:.1f} GB/s")
     rows = []
     for make in row_groups(args.quick):
@@ -695,7 +715,8 @@ def command_run(args) -> int:
                     "iterations": row.iterations,
                 }
                 for name, threads in sets:
-                    entry[name] = run_row(row, case, threads, reps, log)
+                    with cores_for(threads):
+                        entry[name] = run_row(row, case, threads, reps, log)
                 rows.append(entry)
             finally:
                 case.free()
@@ -703,7 +724,8 @@ def command_run(args) -> int:
         gc.collect()
     # The bandwidth again at the end: the floor takes the best of both.
     for name, threads in sets:
-        again = ours.bandwidth(threads, bw_bytes, 5)
+        with cores_for(threads):
+            again = ours.bandwidth(threads, bw_bytes, 5)
         bandwidth[name] = (max(bandwidth[name][0], again[0]), max(bandwidth[name][1], again[1]))
     doc = {
         "machine": machine(),
@@ -960,7 +982,8 @@ def command_sweep(args) -> int:
     ours = Ours(args.lib)
     g = rng(args.seed)
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    read, write = ours.bandwidth(1, 256 << 20, 3)
+    with cores_for(1):
+        read, write = ours.bandwidth(1, 256 << 20, 3)
     makers = [sweep_argmax, sweep_nonzero, sweep_one_hot]
     if args.operator:
         makers = [m for m in makers if args.operator in m.__name__]
@@ -970,7 +993,8 @@ def command_sweep(args) -> int:
         row = make(g, k, bool(g.random() < args.tiny))
         case = ours.case(row.spec, row.buffers)
         try:
-            entry = run_row(row, case, 1, args.reps, log)
+            with cores_for(1):
+                entry = run_row(row, case, 1, args.reps, log)
         finally:
             case.free()
         peers = [entry[n]["median_ms"] for n in ("numpy", "ort") if n in entry]

@@ -5,7 +5,10 @@
 //! Every function returns a negative number (or a null pointer) on failure; `ocb_last_error`
 //! then copies the message. A case's runs happen on a rayon pool of the requested number of
 //! threads (pools are built once per count), and are timed inside Rust, so the time is that of
-//! `Backend::execute` alone.
+//! `Backend::execute` alone. The pool thread that runs them first takes the calling thread's
+//! CPU affinity: a caller pinned to one CPU (the per-core rows of `bench_peers.py`) gets our
+//! kernel on that same CPU, beside the peers that ran there, instead of on another core whose
+//! caches are cold.
 
 use crate::bandwidth;
 use crate::case::BenchCase;
@@ -39,6 +42,25 @@ fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
     );
     pools.push((threads, p.clone()));
     Ok(p)
+}
+
+/// The calling thread's CPU affinity, to hand to the pool thread that runs the work.
+fn caller_cpus() -> Option<libc::cpu_set_t> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the size passed is its own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+            .then_some(set)
+    }
+}
+
+/// Gives the current thread the affinity `cpus` (from [`caller_cpus`]); a failure leaves the
+/// thread where it is, which only changes timings.
+fn follow_cpus(cpus: &Option<libc::cpu_set_t>) {
+    if let Some(set) = cpus {
+        // SAFETY: `set` is a valid cpu_set_t of the size passed.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+    }
 }
 
 /// Runs `f`, turning a panic into an error.
@@ -111,7 +133,9 @@ pub unsafe extern "C" fn ocb_case_run(
     };
     let result = guarded(|| {
         let backend = CpuBackend::new();
+        let cpus = caller_cpus();
         pool(threads)?.install(|| {
+            follow_cpus(&cpus);
             let start = Instant::now();
             for _ in 0..iterations {
                 case.run(&backend)?;
@@ -197,7 +221,14 @@ pub unsafe extern "C" fn ocb_bandwidth(
         fail("null output");
         return -1;
     }
-    match guarded(|| Ok(pool(threads)?.install(|| bandwidth::measure(bytes, reps)))) {
+    let cpus = caller_cpus();
+    let measured = guarded(|| {
+        Ok(pool(threads)?.install(|| {
+            follow_cpus(&cpus);
+            bandwidth::measure(bytes, reps)
+        }))
+    });
+    match measured {
         Ok(b) => {
             // SAFETY: the caller's contract.
             unsafe {
