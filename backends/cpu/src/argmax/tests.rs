@@ -871,3 +871,123 @@ fn one_contiguous_run_per_output_in_every_type_and_padding_matches_the_reference
         check_all(&input, &[1, 2], "runs, broadcast after");
     }
 }
+
+#[test]
+fn short_tails_with_rows_back_to_back_are_widened_and_match_the_reference() {
+    // The innermost dimension (in memory) is kept and shorter than a vector, and the reduced
+    // dimension just outside it holds its rows back to back: the widened fold. Reduced sizes
+    // around multiples of the group size leave 0 or some positions over; a padded row, an
+    // outer reduced dimension and an outer kept one are covered too.
+    let mut rng = Rng(31);
+    for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+        let vector_elements = 32 / data_type.size_in_bytes();
+        for tail in [2u32, 3, 5, (vector_elements as u32 - 1).max(2)] {
+            let group = 128usize.div_ceil(tail as usize * data_type.size_in_bytes()) as u32;
+            for reduced in [1u32, 2, group - 1, group, group + 1, 3 * group + 2, 701] {
+                // Logical [outer, reduced, tail], laid out with the tail innermost.
+                let sizes = [3u32, reduced, tail];
+                let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, 0], &[], &mut rng);
+                check_all(&input, &[1], &format!("tail {tail} reduced {reduced}"));
+                // The same memory order under a permuted logical order: [tail, outer, reduced].
+                let sizes = [tail, 3, reduced];
+                let input = laid_out(data_type, &sizes, &[1, 2, 0], &[0, 0, 0], &[], &mut rng);
+                check_all(
+                    &input,
+                    &[2],
+                    &format!("permuted tail {tail} reduced {reduced}"),
+                );
+                if t % 3 == 0 {
+                    // Two reduced dimensions, the outer one in memory reduced too.
+                    let sizes = [4u32, reduced, tail];
+                    let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, 0], &[], &mut rng);
+                    check_all(
+                        &input,
+                        &[0, 1],
+                        &format!("two axes tail {tail} reduced {reduced}"),
+                    );
+                    // Padded tail rows: not back to back, the plain fold.
+                    let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, 1], &[], &mut rng);
+                    check_all(
+                        &input,
+                        &[1],
+                        &format!("padded tail {tail} reduced {reduced}"),
+                    );
+                }
+            }
+        }
+    }
+    // Large enough for threads, both splitting the items and one item's widened rows.
+    for threads in [1, 2, 3] {
+        on_threads(threads, || {
+            let input = laid_out(
+                DataType::Float32,
+                &[2, 300_000],
+                &[1, 0],
+                &[0, 0],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[1], "one item, long reduction");
+            let input = laid_out(
+                DataType::Uint8,
+                &[818, 2, 600],
+                &[2, 0, 1],
+                &[0, 0, 0],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[0], "sweep row shape");
+        });
+    }
+}
+
+#[test]
+fn kept_dimensions_together_in_memory_fold_as_one_tail_whatever_their_output_order() {
+    // Permuted views whose kept elements lie together in memory, in an order that is not the
+    // output's: the tail grows over them, and each lane's output slot comes from a walk.
+    let mut rng = Rng(57);
+    for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+        // Logical [a, b, c, r] with memory order r, b, a, c (c innermost), reduce r.
+        let sizes = [5u32, 7, 3, 9 + t as u32];
+        let input = laid_out(data_type, &sizes, &[3, 1, 0, 2], &[0; 4], &[], &mut rng);
+        check_all(&input, &[3], "three kept dimensions fused");
+        // Two reduced dimensions outermost, the kept ones permuted beneath them.
+        let sizes = [6u32, 4, 11, 2, 3];
+        let input = laid_out(data_type, &sizes, &[4, 3, 1, 0, 2], &[0; 5], &[], &mut rng);
+        check_all(&input, &[3, 4], "two reduced outside a fused tail");
+        // Padding breaks the fusion between the kept dimensions.
+        let input = laid_out(
+            data_type,
+            &sizes,
+            &[4, 3, 1, 0, 2],
+            &[0, 1, 0, 0, 0],
+            &[],
+            &mut rng,
+        );
+        check_all(&input, &[3, 4], "padded, not fused");
+    }
+    // A fused tail longer than a block (several items per unit, a block boundary inside a
+    // fused dimension), on one thread and several.
+    for threads in [1, 2, 3] {
+        on_threads(threads, || {
+            let input = laid_out(
+                DataType::Int32,
+                &[3000, 7, 3],
+                &[2, 1, 0],
+                &[0; 3],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[2], "fused tail of several blocks");
+            let input = laid_out(
+                DataType::Float32,
+                &[40, 1231, 3, 5],
+                &[3, 1, 0, 2],
+                &[0; 4],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[3], "sweep row shape");
+        });
+    }
+}
