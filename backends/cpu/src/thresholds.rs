@@ -1,7 +1,6 @@
 //! Every size at which a kernel of the CPU backend changes path: when work runs in parallel,
-//! how it is cut into tasks, and the block sizes of the vector kernels. `README.md` in this
-//! crate explains each with the inputs that land on either side (for test cases that reach
-//! every path).
+//! how it is cut into tasks, and the block sizes of the vector kernels. Each kernel's tests
+//! take inputs on either side of the sizes it uses, so that every path is reached.
 //!
 //! All are element counts unless the name says bytes.
 
@@ -26,6 +25,19 @@ pub const ARGMAX_MIN_RUN_BYTES: usize = 32;
 /// ArgMax with the innermost dimension kept: outputs are reduced side by side in blocks of
 /// `ARGMAX_TAIL_BYTES / element size` (their running maxima stay in the L1 cache).
 pub const ARGMAX_TAIL_BYTES: usize = 8192;
+
+/// ArgMax with the innermost dimension kept: a tail of fewer bytes than this is *short* and
+/// may grow over gaps up to [`ARGMAX_TAIL_GAP_SHORT`]; a longer one up to [`ARGMAX_TAIL_GAP`].
+pub const ARGMAX_SHORT_TAIL_BYTES: usize = 32;
+
+/// ArgMax with the innermost dimension kept: a short tail grows over the kept dimensions
+/// outside it while its input range holds at most this many elements per output (the others,
+/// padding or reduced elements in between, are folded in vectors and ignored).
+pub const ARGMAX_TAIL_GAP_SHORT: usize = 8;
+
+/// ArgMax with the innermost dimension kept: as [`ARGMAX_TAIL_GAP_SHORT`] for a tail that is not
+/// short (padding between long rows).
+pub const ARGMAX_TAIL_GAP: usize = 2;
 
 /// ArgMax with the innermost dimension kept: input rows folded at a time (row numbers within a
 /// chunk fit the narrowest lanes).

@@ -241,7 +241,48 @@ pub(crate) fn fold_rows<T: Lanes, const LAST: bool>(
     fold_rows_portable::<T, LAST>(data, rows, stride, keys, index);
 }
 
+/// Folds `rows` (in increasing index order, at most [`CHUNK_ROWS`]) of `lanes` contiguous
+/// outputs into fresh maxima with the vector kernel, leaving each output's row number (into
+/// `rows`) in `scratch` ([`FoldScratch::row_of`]): no running keys to fill or merge, for an
+/// output's whole reduction in one chunk. Returns false, leaving nothing, when there is no
+/// vector kernel for it (no AVX2, fewer than a vector of lanes) or a NaN was met; the caller
+/// then folds with [`fold_rows`].
+///
+/// # Panics
+/// If an element lies outside `data`.
+#[inline]
+pub(crate) fn fold_rows_fresh<T: Lanes, const LAST: bool>(
+    isa: Isa,
+    data: &[u8],
+    rows: &[Row],
+    lanes: usize,
+    scratch: &mut FoldScratch,
+) -> bool {
+    assert!(rows.len() <= CHUNK_ROWS, "fold_rows_fresh: too many rows");
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 && !rows.is_empty() && lanes * T::SIZE >= 32 {
+        for &(offset, _) in rows {
+            assert!(
+                (offset + lanes) * T::SIZE <= data.len(),
+                "fold_rows_fresh: row outside the input"
+            );
+        }
+        let (values, rows_of) = scratch.buffers(lanes * T::SIZE);
+        // SAFETY: the CPU has AVX2 (`Isa::Avx2`); every row's `lanes` elements lie inside
+        // `data` (asserted above); the scratch buffers hold `lanes` lanes, at least 32 bytes.
+        return unsafe { fold_rows_avx2::<T, LAST>(data, rows, values, rows_of) };
+    }
+    let _ = (isa, data, lanes, &scratch);
+    false
+}
+
 impl FoldScratch {
+    /// After a clean [`fold_rows_fresh`]: the row number of lane `lane`'s maximum.
+    #[inline]
+    pub(crate) fn row_of<T: Lanes>(&self, lane: usize) -> usize {
+        T::lane_index(&self.rows[lane * T::SIZE..(lane + 1) * T::SIZE])
+    }
+
     /// The two buffers, `len` bytes each.
     #[cfg(target_arch = "x86_64")]
     fn buffers(&mut self, len: usize) -> (&mut [u8], &mut [u8]) {

@@ -8,6 +8,12 @@
 //! fewer than [`ARGMAX_SPLIT_FACTOR`] × threads of them, each item's reduced range, the
 //! partial results combined in index order.
 //!
+//! The tail grows over the kept dimensions just outside it in memory while their elements
+//! stay dense in the input range they cover ([`Tail`]): a block of such outputs is folded as
+//! one contiguous range whose lanes in the gaps (padding, or a short reduced axis lying
+//! between kept ones) are folded too and ignored. A whole reduction of one chunk leaves its
+//! result in the vector kernel's scratch ([`fold_rows_fresh`]), with no running keys.
+//!
 //! A *short* tail (fewer bytes than a vector, e.g. the two interleaved outputs of a permuted
 //! view) whose rows lie back to back in memory (the innermost reduced dimension's stride is
 //! the tail's size) is *widened* ([`Widened`]): `m` consecutive reduced positions are folded
@@ -16,21 +22,31 @@
 //! combined by (key, index), and the reduced positions left over after the last whole group
 //! of `m` are folded as plain rows and combined the same way.
 
-use super::kernels::{better, fold_rows, FoldScratch, Row, CHUNK_ROWS};
+use super::kernels::{better, fold_rows, fold_rows_fresh, FoldScratch, Row, CHUNK_ROWS};
 use super::lanes::Lanes;
 use super::plan::{Dim, Walk};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
-use crate::thresholds::{ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES};
+use crate::thresholds::{
+    ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP,
+    ARGMAX_TAIL_GAP_SHORT,
+};
 
 /// Running maxima of one item, and the buffers to compute them.
 #[derive(Debug)]
 struct RowsState<K> {
     keys: Vec<K>,
     index: Vec<u32>,
+    /// Rows of the chunk being folded, offsets relative to the item's first row.
     rows: Vec<Row>,
+    /// What `rows` holds when it is a whole range of at most [`CHUNK_ROWS`] rows: the
+    /// reduced dimensions (address and length) and the range, so that items reducing the same
+    /// range reuse it.
+    rows_of: Option<(usize, usize, usize, usize)>,
     scratch: FoldScratch,
+    /// The last fold left its result in `scratch` ([`fold_rows_fresh`]), not in `index`.
+    direct: bool,
 }
 
 impl<K> Default for RowsState<K> {
@@ -39,8 +55,36 @@ impl<K> Default for RowsState<K> {
             keys: Vec::new(),
             index: Vec::new(),
             rows: Vec::with_capacity(CHUNK_ROWS),
+            rows_of: None,
             scratch: FoldScratch::default(),
+            direct: false,
         }
+    }
+}
+
+impl<K> RowsState<K> {
+    /// The reduced index of lane `lane`'s maximum after the last fold.
+    #[inline]
+    fn index_of<T: Lanes>(&self, lane: usize) -> u32 {
+        if self.direct {
+            self.rows[self.scratch.row_of::<T>(lane)].1
+        } else {
+            self.index[lane]
+        }
+    }
+
+    /// The first chunk of rows `q0..q1` of `reduced` (offsets relative to the first row's
+    /// item), kept in `rows` and reused when the same whole range is asked again.
+    fn rows_from(&mut self, reduced: &[Dim], q0: usize, q1: usize) -> &[Row] {
+        let key = (reduced.as_ptr() as usize, reduced.len(), q0, q1);
+        if self.rows_of != Some(key) {
+            self.rows.clear();
+            let walk = Walk::new(reduced, q0, (q1 - q0).min(CHUNK_ROWS));
+            self.rows
+                .extend(walk.map(|at| (at.offset, at.index as u32)));
+            self.rows_of = (q1 - q0 <= CHUNK_ROWS).then_some(key);
+        }
+        &self.rows
     }
 }
 
@@ -48,41 +92,36 @@ impl Job<'_> {
     /// Reduces every output of a [`Shape::Rows`](super::plan::Shape::Rows) plan.
     pub(super) fn rows<T: Lanes, O: FromIndex, const LAST: bool>(&self, outputs: &Outputs<O>) {
         let plan = self.plan;
-        let tail = plan.tail.expect("a tail");
-        let fused = FusedTail::new(&plan.outer, tail);
-        if !fused.is_fused() {
-            if let Some(widened) = Widened::new::<T>(tail, &plan.reduced) {
-                self.rows_widened::<T, O, LAST>(outputs, tail, &widened);
+        let tail = Tail::new::<T>(&plan.outer, plan.tail.expect("a tail"));
+        if !tail.is_spanned() {
+            if let Some(widened) = Widened::new::<T>(tail.dims[0], &plan.reduced) {
+                self.rows_widened::<T, O, LAST>(outputs, tail.dims[0], &widened);
                 return;
             }
         }
-        let (outer, tail) = (&fused.outer, fused.tail);
-        let block = (ARGMAX_TAIL_BYTES / T::SIZE).max(1);
-        let blocks = tail.size.div_ceil(block);
-        let units: usize = outer.iter().map(|d| d.size).product();
+        let block = tail.block::<T>();
+        let blocks = tail.count.div_ceil(block);
+        let units: usize = tail.outer.iter().map(|d| d.size).product();
         let items = units * blocks;
         let q = plan.reduced_len();
-        let per_item = block.min(tail.size).saturating_mul(q);
+        let per_item = tail.lanes(0, block.min(tail.count)).1.saturating_mul(q);
         let parallel = items.saturating_mul(per_item) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
         let factor = ARGMAX_SPLIT_FACTOR * threads();
-        // Item `i`: its first input offset, the slot of its unit, its first lane and number
-        // of lanes.
+        // Item `i`: its first input offset, its number of lanes, the slot of its unit, its
+        // first tail element and number of tail elements.
         let item = |i: usize| {
             let (unit, b) = (i / blocks, i % blocks);
-            let at = Walk::new(outer, unit, 1).next().unwrap_or_default();
+            let at = Walk::new(&tail.outer, unit, 1).next().unwrap_or_default();
             let t0 = b * block;
-            (
-                at.offset + t0 * tail.stride,
-                at.slot,
-                t0,
-                block.min(tail.size - t0),
-            )
+            let count = block.min(tail.count - t0);
+            let (first, lanes) = tail.lanes(t0, count);
+            (at.offset + first, lanes, at.slot, t0, count)
         };
-        let write = |slot: usize, t0: usize, index: &[u32]| {
-            fused.for_lane_slots(t0, index.len(), |e, lane_slot| {
+        let write = |slot: usize, t0: usize, count: usize, index: &dyn Fn(usize) -> u32| {
+            tail.for_lane_slots(t0, count, |lane, lane_slot| {
                 // SAFETY: each item's outputs are distinct slots, written by the one task that
                 // reduces the item (or, when its range is split, by the calling thread alone).
-                unsafe { outputs.set(slot + lane_slot, self.finish::<LAST>(index[e] as usize)) };
+                unsafe { outputs.set(slot + lane_slot, self.finish::<LAST>(index(lane) as usize)) };
             });
         };
         if !parallel || items >= factor {
@@ -91,23 +130,31 @@ impl Job<'_> {
             let task = |t: usize| {
                 let mut state = RowsState::default();
                 for i in t * per_task..((t + 1) * per_task).min(items) {
-                    let (base, slot, t0, lanes) = item(i);
-                    self.fold_range::<T, LAST>(base, lanes, 0, q, &mut state);
-                    write(slot, t0, &state.index);
+                    let (base, lanes, slot, t0, count) = item(i);
+                    self.fold_item::<T, LAST>(base, lanes, tail.stride, q, &mut state);
+                    write(slot, t0, count, &|lane| state.index_of::<T>(lane));
                 }
             };
             for_each_task(tasks, parallel, task);
             return;
         }
         // Few items: each one's reduced range in parallel pieces, combined in index order.
-        let piece = (TASK_ELEMENTS / block.min(tail.size))
+        let piece = (TASK_ELEMENTS / per_item.div_ceil(q).max(1))
             .max(q.div_ceil(factor))
             .max(1);
         for i in 0..items {
-            let (base, slot, t0, lanes) = item(i);
+            let (base, lanes, slot, t0, count) = item(i);
             let parts = map_ranges(q, piece, true, |q0, q1| {
                 let mut state = RowsState::default();
-                self.fold_range::<T, LAST>(base, lanes, q0, q1, &mut state);
+                self.fold_walk::<T, LAST>(
+                    base,
+                    lanes,
+                    tail.stride,
+                    &plan.reduced,
+                    q0,
+                    q1,
+                    &mut state,
+                );
                 (state.keys, state.index)
             });
             let mut parts = parts.into_iter();
@@ -122,26 +169,38 @@ impl Job<'_> {
                     }
                 }
             }
-            write(slot, t0, &index);
+            write(slot, t0, count, &|lane| index[lane]);
         }
     }
 
-    /// Reduces rows `q0..q1` (in index order) of the `lanes` outputs whose row starts at
-    /// `base`, leaving their keys and indices in `state`.
-    fn fold_range<T: Lanes, const LAST: bool>(
+    /// Reduces the whole range (`q` rows) of the plan's reduced dimensions for the `lanes`
+    /// outputs `stride` elements apart whose first row starts at `base`, the result read
+    /// through [`RowsState::index_of`]: when one chunk holds every row and the vector fold
+    /// runs clean, it stays in the scratch ([`fold_rows_fresh`]); otherwise
+    /// [`Self::fold_walk`].
+    fn fold_item<T: Lanes, const LAST: bool>(
         &self,
         base: usize,
         lanes: usize,
-        q0: usize,
-        q1: usize,
+        stride: usize,
+        q: usize,
         state: &mut RowsState<T::Key>,
     ) {
-        let stride = self.plan.tail.map_or(1, |t| t.stride);
-        self.fold_walk::<T, LAST>(base, lanes, stride, &self.plan.reduced, q0, q1, state);
+        let reduced = &self.plan.reduced;
+        if q <= CHUNK_ROWS && stride == 1 {
+            state.rows_from(reduced, 0, q);
+            let data = &self.data[base * T::SIZE..];
+            if fold_rows_fresh::<T, LAST>(self.isa, data, &state.rows, lanes, &mut state.scratch) {
+                state.direct = true;
+                return;
+            }
+        }
+        self.fold_walk::<T, LAST>(base, lanes, stride, reduced, 0, q, state);
     }
 
-    /// [`Self::fold_range`] over the reduced dimensions `reduced` (walked in order, indices
-    /// increasing) with lanes `stride` elements apart.
+    /// Reduces the rows `q0..q1` (in index order) of the reduced dimensions `reduced` for the
+    /// `lanes` outputs `stride` elements apart whose first row starts at `base`, leaving their
+    /// keys and indices in `state`.
     #[allow(clippy::too_many_arguments)]
     fn fold_walk<T: Lanes, const LAST: bool>(
         &self,
@@ -153,25 +212,43 @@ impl Job<'_> {
         q1: usize,
         state: &mut RowsState<T::Key>,
     ) {
-        let mut walk = Walk::new(reduced, q0, q1 - q0);
-        let first = walk.clone().next().map_or(0, |at| at.index);
+        state.direct = false;
+        let data = &self.data[base * T::SIZE..];
+        let first_row = state
+            .rows_from(reduced, q0, q1)
+            .first()
+            .map_or(0, |row| row.1);
         state.keys.clear();
         state.keys.resize(lanes, T::MIN_KEY);
         state.index.clear();
-        state.index.resize(lanes, first as u32);
+        state.index.resize(lanes, first_row);
+        if q1 - q0 <= CHUNK_ROWS {
+            // One chunk: its rows, relative to `base`, are the same for every item.
+            fold_rows::<T, LAST>(
+                self.isa,
+                data,
+                &state.rows,
+                stride,
+                &mut state.keys,
+                &mut state.index,
+                &mut state.scratch,
+            );
+            return;
+        }
+        let mut walk = Walk::new(reduced, q0, q1 - q0);
         loop {
             state.rows.clear();
             state.rows.extend(
                 walk.by_ref()
                     .take(CHUNK_ROWS)
-                    .map(|at| (base + at.offset, at.index as u32)),
+                    .map(|at| (at.offset, at.index as u32)),
             );
             if state.rows.is_empty() {
                 return;
             }
             fold_rows::<T, LAST>(
                 self.isa,
-                self.data,
+                data,
                 &state.rows,
                 stride,
                 &mut state.keys,
@@ -296,66 +373,126 @@ impl Job<'_> {
     }
 }
 
-/// The tail of a rows plan grown by the kept dimensions just outside it in memory that
-/// continue it in the input (each one's stride is the span of the tail so far), whatever
-/// their output slots: the kept elements of a permuted view that lie together in memory are
-/// folded as one long row instead of many short ones.
+/// The outputs of a rows plan reduced side by side: the innermost kept dimension, grown by the
+/// kept dimensions just outside it in memory while their elements stay dense enough in the
+/// input range they cover ([`ARGMAX_TAIL_GAP_SHORT`], [`ARGMAX_TAIL_GAP`]).
+///
+/// A tail of several dimensions (or of one whose stride is not 1) is *spanned*: a block of its
+/// elements is folded as one contiguous input range, one lane per element of the range, and
+/// each output reads the lane at its offset; the lanes in the gaps (padding, or elements of
+/// reduced dimensions lying between the kept ones, e.g. the short reduced axis of a
+/// `[outer, reduced, tail]` input) are folded and ignored. A range ends at its last element,
+/// so every lane lies inside the input. Folding a few ignored lanes in vectors costs less than
+/// reducing short rows one at a time.
 #[derive(Debug)]
-struct FusedTail {
+struct Tail {
     /// The kept dimensions left outside the tail, outermost first.
     outer: Vec<Dim>,
-    /// The tail: its size is the product of the fused sizes and its stride the innermost's
-    /// (its slot stride holds when `fused` is empty).
-    tail: Dim,
-    /// The dimensions fused into the tail, outermost first, when there are several (their
-    /// walk gives each lane's output slot); empty otherwise.
-    fused: Vec<Dim>,
+    /// The tail's dimensions, outermost first.
+    dims: Vec<Dim>,
+    /// Outputs in the tail (the product of `dims`' sizes).
+    count: usize,
+    /// Elements between neighbouring lanes: 1 when spanned, else the one dimension's stride.
+    stride: usize,
 }
 
-impl FusedTail {
-    /// Fuses what [`FusedTail`] describes; `outer` is in memory order, outermost first.
-    fn new(outer: &[Dim], tail: Dim) -> FusedTail {
-        let mut fused = vec![tail];
-        let mut span = tail.size * tail.stride;
+impl Tail {
+    /// The tail from the innermost kept dimension `tail` and the kept dimensions outside it
+    /// (`outer`, in memory order, outermost first).
+    fn new<T: Lanes>(outer: &[Dim], tail: Dim) -> Tail {
+        let short = tail.size * T::SIZE < ARGMAX_SHORT_TAIL_BYTES;
+        let gap = if short {
+            ARGMAX_TAIL_GAP_SHORT
+        } else {
+            ARGMAX_TAIL_GAP
+        };
+        let mut dims = vec![tail];
+        let mut count = tail.size;
+        let mut span = (tail.size - 1) * tail.stride + 1;
         let mut left = outer.len();
-        while left > 0 && outer[left - 1].stride == span {
+        if span > gap * count {
+            left = 0;
+        }
+        while left > 0 {
+            let dim = outer[left - 1];
+            // Lanes of distinct outputs must not share an offset.
+            if dim.stride == 0 || dim.stride < span {
+                break;
+            }
+            let grown = (dim.size - 1) * dim.stride + span;
+            if grown > gap * count * dim.size {
+                break;
+            }
             left -= 1;
-            fused.insert(0, outer[left]);
-            span *= outer[left].size;
+            dims.insert(0, dim);
+            count *= dim.size;
+            span = grown;
         }
-        if fused.len() == 1 {
-            return FusedTail {
-                outer: outer.to_vec(),
-                tail,
-                fused: Vec::new(),
-            };
-        }
-        FusedTail {
+        let spanned = dims.len() > 1 || (tail.stride > 1 && span <= gap * count);
+        Tail {
             outer: outer[..left].to_vec(),
-            tail: Dim {
-                size: fused.iter().map(|d| d.size).product(),
-                ..tail
-            },
-            fused,
+            stride: if spanned { 1 } else { tail.stride },
+            dims,
+            count,
         }
     }
 
-    /// True when several dimensions were fused.
-    fn is_fused(&self) -> bool {
-        !self.fused.is_empty()
+    /// True when the lanes are one contiguous range (see [`Tail`]).
+    fn is_spanned(&self) -> bool {
+        self.stride == 1 && (self.dims.len() > 1 || self.dims[0].stride != 1)
     }
 
-    /// Calls `f(e, slot)` for lanes `t0..t0 + count` (`e` from 0), with each one's output
-    /// slot relative to its unit's.
+    /// Outputs per item: about [`ARGMAX_TAIL_BYTES`] of lanes.
+    fn block<T: Lanes>(&self) -> usize {
+        let lanes = (ARGMAX_TAIL_BYTES / T::SIZE).max(1);
+        if !self.is_spanned() {
+            return lanes;
+        }
+        let span = self.lanes(0, self.count).1;
+        (lanes.saturating_mul(self.count) / span).max(1)
+    }
+
+    /// The first lane's offset from its unit's and the number of lanes of the tail's
+    /// outputs `t0..t0 + count` (`count` at least 1).
+    fn lanes(&self, t0: usize, count: usize) -> (usize, usize) {
+        if !self.is_spanned() {
+            return (t0 * self.stride, count);
+        }
+        let first = Walk::new(&self.dims, t0, 1).next().unwrap_or_default();
+        let last = Walk::new(&self.dims, t0 + count - 1, 1)
+            .next()
+            .unwrap_or_default();
+        (first.offset, last.offset - first.offset + 1)
+    }
+
+    /// Calls `f(lane, slot)` for the tail's outputs `t0..t0 + count`, with each one's lane
+    /// (from the first of [`Self::lanes`]) and output slot relative to its unit's.
     #[inline]
     fn for_lane_slots(&self, t0: usize, count: usize, mut f: impl FnMut(usize, usize)) {
-        if self.is_fused() {
-            for (e, at) in Walk::new(&self.fused, t0, count).enumerate() {
-                f(e, at.slot);
+        if let [outer, inner] = self.dims[..] {
+            // Two dimensions (the common spanned tail): plain nested loops.
+            let (mut c, mut i) = (t0 / inner.size, t0 % inner.size);
+            let first = c * outer.stride + i * inner.stride;
+            let mut left = count;
+            while left > 0 {
+                let (at, slot) = (c * outer.stride, c * outer.slot_stride);
+                let end = inner.size.min(i + left);
+                for k in i..end {
+                    f(at + k * inner.stride - first, slot + k * inner.slot_stride);
+                }
+                left -= end - i;
+                (c, i) = (c + 1, 0);
+            }
+        } else if self.is_spanned() {
+            let mut walk = Walk::new(&self.dims, t0, count);
+            let first = walk.clone().next().unwrap_or_default().offset;
+            for at in walk.by_ref() {
+                f(at.offset - first, at.slot);
             }
         } else {
+            let slot_stride = self.dims[0].slot_stride;
             for e in 0..count {
-                f(e, (t0 + e) * self.tail.slot_stride);
+                f(e, (t0 + e) * slot_stride);
             }
         }
     }

@@ -991,3 +991,77 @@ fn kept_dimensions_together_in_memory_fold_as_one_tail_whatever_their_output_ord
         });
     }
 }
+
+#[test]
+fn short_tails_span_the_gaps_to_the_kept_dimensions_outside_them() {
+    // Kept dimensions a few elements apart in memory (a short reduced axis between them, or
+    // padding) fold as one range with ignored lanes in the gaps; the reduced positions and
+    // the gaps come in every size up to past the largest gap that is spanned.
+    let mut rng = Rng(77);
+    for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+        for tail in [1u32, 2, 3, 5] {
+            for reduced in [1u32, 2, 3, 4, 7, 9, 17] {
+                // [outer, reduced, tail]: the outer dimension lies reduced × tail apart.
+                let sizes = [37u32, reduced, tail];
+                let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0; 3], &[], &mut rng);
+                check_all(&input, &[1], &format!("tail {tail} reduced {reduced}"));
+                // Padded tail rows: the gap is padding.
+                let pad = 1 + (reduced + t as u32) % 9;
+                let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, pad], &[], &mut rng);
+                check_all(
+                    &input,
+                    &[0],
+                    &format!("tail {tail} pad {pad} reduced {reduced}"),
+                );
+                // Two kept dimensions outside, and a permuted output order.
+                let sizes = [5u32, reduced, 6, tail];
+                let input = laid_out(data_type, &sizes, &[2, 0, 1, 3], &[0; 4], &[], &mut rng);
+                check_all(
+                    &input,
+                    &[1],
+                    &format!("two outside tail {tail} reduced {reduced}"),
+                );
+            }
+        }
+    }
+    // Overlapping kept dimensions (a stride shorter than the tail's range) never share a lane.
+    for data_type in [DataType::Float32, DataType::Uint8, DataType::Int64] {
+        let desc = TensorDesc::with_strides(data_type, &[6, 3, 4], Some(&[2, 12, 1])).unwrap();
+        let len = desc.total_tensor_size_in_bytes as usize / data_type.size_in_bytes();
+        let input = Tensor::from_bytes(desc, tie_heavy(data_type, len, &mut rng)).unwrap();
+        check_all(&input, &[1], "overlapping kept dimensions");
+    }
+    // Large enough for several blocks per unit and for threads, both splitting the items and
+    // one item's reduced range.
+    for threads in [1, 2, 3] {
+        on_threads(threads, || {
+            let input = laid_out(
+                DataType::Float16,
+                &[20_000, 4, 3],
+                &[0, 1, 2],
+                &[0; 3],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[1], "many units");
+            let input = laid_out(
+                DataType::Int32,
+                &[5, 30_000, 2],
+                &[1, 0, 2],
+                &[0, 0, 3],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[0], "few rows, a long padded tail");
+            let input = laid_out(
+                DataType::Uint8,
+                &[3, 70_000, 2],
+                &[0, 1, 2],
+                &[0, 0, 1],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[1], "one long reduction per unit");
+        });
+    }
+}
