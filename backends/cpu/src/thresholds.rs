@@ -39,6 +39,14 @@ pub const ARGMAX_TAIL_GAP_SHORT: usize = 8;
 /// short (padding between long rows).
 pub const ARGMAX_TAIL_GAP: usize = 2;
 
+/// ArgMax with the innermost dimension reduced: outputs whose elements lie at most this many
+/// input elements apart (short runs, padded or not) and ...
+pub const ARGMAX_SHORT_RUNS_GAP: usize = 16;
+
+/// ... who each fold at most this many bytes that way (reduced elements × gap × element
+/// size) are reduced side by side as a spanned tail (`argmax::rows`) instead of run by run.
+pub const ARGMAX_SHORT_RUNS_BYTES: usize = 256;
+
 /// ArgMax with the innermost dimension kept: input rows folded at a time (row numbers within a
 /// chunk fit the narrowest lanes).
 pub const ARGMAX_CHUNK_ROWS: usize = 256;

@@ -735,24 +735,38 @@ unsafe fn fold_rows_avx2<T: Lanes, const LAST: bool>(
             starts[k] = base.add(rows[r + k].0 * T::SIZE);
             numbers[k] = T::splat_index((r + k) as u32);
         }
-        for j in 0..vectors {
-            let o = at(j);
-            let mut value = _mm256_loadu_si256(vp.add(o).cast());
-            let mut row = _mm256_loadu_si256(rp.add(o).cast());
+        // Two vectors at a time: their dependency chains (compare, blend, max per row)
+        // overlap. With an odd count the last vector is taken twice, which computes the same
+        // lanes from the same state in both chains.
+        for j in (0..vectors).step_by(2) {
+            let (o1, o2) = (at(j), at((j + 1).min(vectors - 1)));
+            let mut value1 = _mm256_loadu_si256(vp.add(o1).cast());
+            let mut row1 = _mm256_loadu_si256(rp.add(o1).cast());
+            let mut value2 = _mm256_loadu_si256(vp.add(o2).cast());
+            let mut row2 = _mm256_loadu_si256(rp.add(o2).cast());
             for k in 0..group {
-                let v = T::load(starts[k].add(o));
-                row = if LAST {
-                    _mm256_blendv_epi8(numbers[k], row, T::gt(value, v))
+                let (v1, v2) = (T::load(starts[k].add(o1)), T::load(starts[k].add(o2)));
+                (row1, row2) = if LAST {
+                    (
+                        _mm256_blendv_epi8(numbers[k], row1, T::gt(value1, v1)),
+                        _mm256_blendv_epi8(numbers[k], row2, T::gt(value2, v2)),
+                    )
                 } else {
-                    _mm256_blendv_epi8(row, numbers[k], T::gt(v, value))
+                    (
+                        _mm256_blendv_epi8(row1, numbers[k], T::gt(v1, value1)),
+                        _mm256_blendv_epi8(row2, numbers[k], T::gt(v2, value2)),
+                    )
                 };
-                value = T::max(v, value);
+                value1 = T::max(v1, value1);
+                value2 = T::max(v2, value2);
                 if T::CAN_NAN {
-                    nan = _mm256_or_si256(nan, T::nan(v));
+                    nan = _mm256_or_si256(nan, _mm256_or_si256(T::nan(v1), T::nan(v2)));
                 }
             }
-            _mm256_storeu_si256(vp.add(o).cast(), value);
-            _mm256_storeu_si256(rp.add(o).cast(), row);
+            _mm256_storeu_si256(vp.add(o1).cast(), value1);
+            _mm256_storeu_si256(rp.add(o1).cast(), row1);
+            _mm256_storeu_si256(vp.add(o2).cast(), value2);
+            _mm256_storeu_si256(rp.add(o2).cast(), row2);
         }
         r += group;
     }

@@ -25,6 +25,7 @@ mod tests;
 use crate::element::FromIndex;
 use crate::simd::Isa;
 use crate::strided::{internal, write_packed, Layout, MAX_DIMS};
+use crate::thresholds::{ARGMAX_SHORT_RUNS_BYTES, ARGMAX_SHORT_RUNS_GAP};
 use half::f16;
 use lanes::Lanes;
 use opconform_backend::{ArgMaxDesc, AxisDirection, BackendError, DataType, Tensor};
@@ -95,6 +96,7 @@ fn run_with(
 }
 
 /// One ArgMax over a checked input.
+#[derive(Clone, Copy)]
 struct Job<'a> {
     data: &'a [u8],
     plan: &'a Plan,
@@ -162,6 +164,14 @@ impl Job<'_> {
                 // SAFETY: one thread writes every slot.
                 unsafe { outputs.set(i, index) };
             }
+            return;
+        }
+        let short_runs =
+            self.plan
+                .short_runs_as_rows(T::SIZE, ARGMAX_SHORT_RUNS_GAP, ARGMAX_SHORT_RUNS_BYTES);
+        if let Some(plan) = &short_runs {
+            let job = Job { plan, ..*self };
+            job.rows::<T, O, LAST>(&outputs);
             return;
         }
         match self.plan.shape {

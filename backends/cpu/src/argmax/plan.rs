@@ -65,6 +65,9 @@ pub(crate) struct Plan {
     pub last_offset: usize,
     /// [`Shape::Scan`]: the walk visits reduced elements in increasing index order.
     pub monotonic: bool,
+    /// [`Shape::Rows`] made from short runs ([`Plan::short_runs_as_rows`]): the input
+    /// elements per output the tail spans; `None` for a plan as [`Plan::new`] makes it.
+    pub tail_gap: Option<usize>,
 }
 
 impl Plan {
@@ -140,7 +143,47 @@ impl Plan {
             tail,
             last_offset,
             monotonic,
+            tail_gap: None,
         }
+    }
+
+    /// A [`Shape::Scan`] plan whose outputs each reduce a few short runs, as a
+    /// [`Shape::Rows`] plan: the innermost kept dimension becomes a tail spanning the runs
+    /// between its elements, so that a vector folds neighbouring outputs' elements of one
+    /// reduced position instead of each output scanning its runs one at a time. `None` unless
+    /// each output reduces at most `max_bytes` of input including the gaps between the
+    /// tail's elements (elements of `element_size` bytes), with at most `max_gap` input
+    /// elements per output. Any reduced dimension may lie outside the tail: it only adds rows.
+    pub fn short_runs_as_rows(
+        &self,
+        element_size: usize,
+        max_gap: usize,
+        max_bytes: usize,
+    ) -> Option<Plan> {
+        if self.shape != Shape::Scan {
+            return None;
+        }
+        let (&tail, outer) = self.outer.split_last()?;
+        let gap = tail.stride;
+        let folded = self
+            .reduced_len()
+            .checked_mul(gap)?
+            .checked_mul(element_size)?;
+        if tail.size < 2 || gap == 0 || gap > max_gap || folded > max_bytes {
+            return None;
+        }
+        let mut reduced = self.reduced.clone();
+        reduced.sort_by_key(|d| std::cmp::Reverse(d.index_stride));
+        Some(Plan {
+            shape: Shape::Rows,
+            order: self.order.clone(),
+            outer: outer.to_vec(),
+            reduced,
+            tail: Some(tail),
+            last_offset: self.last_offset,
+            monotonic: true,
+            tail_gap: Some(gap),
+        })
     }
 
     /// Elements each output reduces (1 when nothing is left to reduce).

@@ -92,7 +92,7 @@ impl Job<'_> {
     /// Reduces every output of a [`Shape::Rows`](super::plan::Shape::Rows) plan.
     pub(super) fn rows<T: Lanes, O: FromIndex, const LAST: bool>(&self, outputs: &Outputs<O>) {
         let plan = self.plan;
-        let tail = Tail::new::<T>(&plan.outer, plan.tail.expect("a tail"));
+        let tail = Tail::new::<T>(&plan.outer, plan.tail.expect("a tail"), plan.tail_gap);
         if !tail.is_spanned() {
             if let Some(widened) = Widened::new::<T>(tail.dims[0], &plan.reduced) {
                 self.rows_widened::<T, O, LAST>(outputs, tail.dims[0], &widened);
@@ -399,13 +399,15 @@ struct Tail {
 impl Tail {
     /// The tail from the innermost kept dimension `tail` and the kept dimensions outside it
     /// (`outer`, in memory order, outermost first).
-    fn new<T: Lanes>(outer: &[Dim], tail: Dim) -> Tail {
+    /// `gap`, when given, replaces the thresholds: the input elements per output the tail
+    /// may span.
+    fn new<T: Lanes>(outer: &[Dim], tail: Dim, gap: Option<usize>) -> Tail {
         let short = tail.size * T::SIZE < ARGMAX_SHORT_TAIL_BYTES;
-        let gap = if short {
+        let gap = gap.unwrap_or(if short {
             ARGMAX_TAIL_GAP_SHORT
         } else {
             ARGMAX_TAIL_GAP
-        };
+        });
         let mut dims = vec![tail];
         let mut count = tail.size;
         let mut span = (tail.size - 1) * tail.stride + 1;

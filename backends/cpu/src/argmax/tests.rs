@@ -1065,3 +1065,50 @@ fn short_tails_span_the_gaps_to_the_kept_dimensions_outside_them() {
         });
     }
 }
+
+#[test]
+fn short_runs_fold_side_by_side_as_a_spanned_tail() {
+    // The innermost dimension reduced in runs of a few elements (packed, padded, or with a
+    // reduced dimension outside the kept one): each output's elements are folded as the
+    // lanes of a tail spanning the runs, on either side of the size limits.
+    let mut rng = Rng(91);
+    for data_type in ALL_TYPES {
+        for run in [2u32, 3, 5, 9, 15, 16, 17, 40] {
+            let sizes = [3u32, 41, run];
+            let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0; 3], &[], &mut rng);
+            check_all(&input, &[2], &format!("runs of {run}"));
+            let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, 3], &[], &mut rng);
+            check_all(&input, &[2], &format!("padded runs of {run}"));
+            check_all(
+                &input,
+                &[0, 2],
+                &format!("padded runs of {run}, outer reduced"),
+            );
+            let sizes = [4u32, 7, run, 5];
+            let input = laid_out(data_type, &sizes, &[0, 3, 1, 2], &[0; 4], &[], &mut rng);
+            check_all(&input, &[2], &format!("permuted runs of {run}"));
+        }
+    }
+    for threads in [1, 2, 3] {
+        on_threads(threads, || {
+            let input = laid_out(
+                DataType::Float16,
+                &[300, 250, 9],
+                &[0, 1, 2],
+                &[0, 0, 0],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[2], "many short runs");
+            let input = laid_out(
+                DataType::Float32,
+                &[3, 30_000, 4],
+                &[0, 1, 2],
+                &[0, 0, 2],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[0, 2], "padded runs, few outputs");
+        });
+    }
+}
