@@ -583,6 +583,15 @@ mod tests {
                 let text = std::fs::read_to_string(&path).unwrap();
                 let (fast, plain) = both_ways(&text);
                 assert!(fast == plain, "{}", path.display());
+                // And the lists were read ahead, not parsed again after a mismatch.
+                let simple = flow::find(&text);
+                assert!(!simple.is_empty(), "{}", path.display());
+                let blanked = flow::blank(&text, &simple);
+                assert!(
+                    parse_with(&text, &blanked, simple).is_ok(),
+                    "{}",
+                    path.display()
+                );
                 checked += 1;
             }
         }
