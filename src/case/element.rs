@@ -208,13 +208,13 @@ fn encode_exact_integer_as_float(
     if as_f64 as i128 != v {
         return Err(inexact());
     }
-    let mut bytes = Vec::new();
-    encode_float(as_f64, data_type, &mut bytes)?;
-    let back = decode_float(&bytes, data_type);
-    if back != as_f64 {
+    // Encoded in place (no buffer per element), taken back when it does not read back exactly.
+    let start = out.len();
+    encode_float(as_f64, data_type, out)?;
+    if decode_float(&out[start..], data_type) != as_f64 {
+        out.truncate(start);
         return Err(inexact());
     }
-    out.extend_from_slice(&bytes);
     Ok(())
 }
 
@@ -354,6 +354,22 @@ mod tests {
         assert!(Element::Bits(0x1_0000).to_bytes(DataType::Float16).is_err());
         assert!(Element::Int(2049).to_bytes(DataType::Float16).is_err());
         assert_eq!(Element::Null.to_bytes(DataType::Int8), Ok(None));
+    }
+
+    #[test]
+    fn an_inexact_integer_leaves_the_output_as_it_was() {
+        let mut out = vec![7u8];
+        assert!(Element::Int(2049)
+            .encode(DataType::Float16, &mut out)
+            .is_err());
+        assert!(Element::Int((1 << 53) + 1)
+            .encode(DataType::Float64, &mut out)
+            .is_err());
+        assert_eq!(out, [7]);
+        Element::Int(2048)
+            .encode(DataType::Float16, &mut out)
+            .unwrap();
+        assert_eq!(out[1..], f16::from_f32(2048.0).to_le_bytes());
     }
 
     #[test]

@@ -25,6 +25,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 pub use super::caps::MAX_BUFFER_BYTES;
 
@@ -364,7 +365,7 @@ fn load_case(
         file,
         index,
         node,
-        full_id: full_id(node, group_path),
+        group_path,
     };
     let label = format!("cases[{index}]");
     match CaseSpec::deserialize(NodeDeserializer::new(node, &label)) {
@@ -473,7 +474,8 @@ struct CaseContext<'a> {
     file: &'a Path,
     index: usize,
     node: &'a Node<'a>,
-    full_id: Option<String>,
+    /// The file's path below its root (for the case's full id, built only for errors).
+    group_path: &'a Path,
 }
 
 impl CaseContext<'_> {
@@ -502,7 +504,7 @@ impl CaseContext<'_> {
             column: pos.column,
             field,
             message: message.into(),
-            case_id: self.full_id.clone(),
+            case_id: full_id(self.node, self.group_path),
         }
     }
 
@@ -517,7 +519,7 @@ impl CaseContext<'_> {
                 .path
                 .unwrap_or_else(|| format!("cases[{}]", self.index)),
             message: error.message,
-            case_id: self.full_id.clone(),
+            case_id: full_id(self.node, self.group_path),
         }
     }
 }
@@ -636,14 +638,28 @@ fn check_identity(context: &CaseContext, spec: &CaseSpec, errors: &mut Vec<LoadE
         ),
     ] {
         for id in ids {
-            match spec::all_rules().find(|r| r.id == *id) {
-                Some(rule) if rule.kind == kind => {}
+            match rule_kind(id) {
+                Some(found) if found == kind => {}
                 Some(_) => errors
                     .push(context.error(&[key], format!("rule `{id}` is not a {kind:?} rule"))),
                 None => errors.push(context.error(&[key], format!("no rule `{id}` in specs/"))),
             }
         }
     }
+}
+
+/// The kind of the rule `id` of `specs/` (of its first definition, as a search in rule order
+/// finds it), from a table built once.
+fn rule_kind(id: &str) -> Option<spec::RuleKind> {
+    static KINDS: OnceLock<HashMap<&'static str, spec::RuleKind>> = OnceLock::new();
+    let kinds = KINDS.get_or_init(|| {
+        let mut kinds = HashMap::new();
+        for rule in spec::all_rules() {
+            kinds.entry(rule.id.as_str()).or_insert(rule.kind);
+        }
+        kinds
+    });
+    kinds.get(id).copied()
 }
 
 fn build_inputs(
@@ -1208,6 +1224,25 @@ mod tests {
 
     fn argmax_case(input: &str, output: &str) -> String {
         format!("{ARGMAX_HEAD}    inputs:\n      InputTensor: {input}\n    outputs:\n      OutputTensor: {output}\n")
+    }
+
+    #[test]
+    fn the_quiet_validity_check_agrees_with_the_validator_on_every_case() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        let loaded = load_paths(&[root]);
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors.first());
+        assert!(loaded.cases.len() > 1000);
+        for case in &loaded.cases {
+            let family = case.operator.kind().family();
+            for level in opconform_backend::validate::candidate_levels(family) {
+                assert_eq!(
+                    opconform_backend::validate::is_valid(&case.operator, level),
+                    validate(&case.operator, level).is_empty(),
+                    "{} at {level}",
+                    case.id
+                );
+            }
+        }
     }
 
     #[test]

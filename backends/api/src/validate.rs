@@ -43,12 +43,19 @@ impl fmt::Display for Violation {
 /// Collects violations while checking one descriptor.
 struct Checker {
     violations: Vec<Violation>,
+    /// When set, a broken rule only sets `broken` (nothing is formatted or recorded).
+    quiet: bool,
+    /// Whether any rule was broken.
+    broken: bool,
 }
 
 impl Checker {
-    fn new() -> Checker {
+    /// A checker recording every violation, or (`quiet`) only whether there was one.
+    fn new(quiet: bool) -> Checker {
         Checker {
             violations: Vec::new(),
+            quiet,
+            broken: false,
         }
     }
 
@@ -77,31 +84,47 @@ impl Checker {
 macro_rules! require {
     ($checker:expr, $holds:expr, $rule:expr, $tensor:expr, $field:expr, $expected:expr, $found:expr $(,)?) => {
         if !$holds {
-            $checker.push(
-                ($rule).to_string(),
-                $tensor,
-                ($field).to_string(),
-                ($expected).to_string(),
-                ($found).to_string(),
-            );
+            $checker.broken = true;
+            if !$checker.quiet {
+                $checker.push(
+                    ($rule).to_string(),
+                    $tensor,
+                    ($field).to_string(),
+                    ($expected).to_string(),
+                    ($found).to_string(),
+                );
+            }
         }
     };
 }
 
 /// Every rule `operator` violates at `level`, in rule order; empty when it is valid there.
 pub fn validate(operator: &OperatorDesc, level: Level) -> Vec<Violation> {
-    let mut checker = Checker::new();
+    let mut checker = Checker::new(false);
+    check(&mut checker, operator, level);
+    checker.violations
+}
+
+/// True when `operator` is valid at `level`: [`validate`] would report nothing. Broken rules
+/// are not formatted, so trying the levels below a descriptor's first valid one is cheap.
+pub fn is_valid(operator: &OperatorDesc, level: Level) -> bool {
+    let mut checker = Checker::new(true);
+    check(&mut checker, operator, level);
+    !checker.broken
+}
+
+/// Runs every check of `operator` at `level` into `checker`.
+fn check(checker: &mut Checker, operator: &OperatorDesc, level: Level) {
     let spec = spec::for_operator(operator.kind());
     let prefix = rule_prefix(spec);
-    check_buffer_tensors(&mut checker, operator);
-    check_support_table(&mut checker, operator, spec, prefix, level);
+    check_buffer_tensors(checker, operator);
+    check_support_table(checker, operator, spec, prefix, level);
     match operator {
-        OperatorDesc::OneHot(desc) => check_one_hot(&mut checker, desc),
-        OperatorDesc::NonZeroCoordinates(desc) => check_nonzero_coordinates(&mut checker, desc),
-        OperatorDesc::ArgMax(desc) => check_argmax(&mut checker, desc),
-        OperatorDesc::OvOneHot(desc) => check_ov_one_hot(&mut checker, desc),
+        OperatorDesc::OneHot(desc) => check_one_hot(checker, desc),
+        OperatorDesc::NonZeroCoordinates(desc) => check_nonzero_coordinates(checker, desc),
+        OperatorDesc::ArgMax(desc) => check_argmax(checker, desc),
+        OperatorDesc::OvOneHot(desc) => check_ov_one_hot(checker, desc),
     }
-    checker.violations
 }
 
 /// The lowest level of the operator's family at which `operator` is valid, or `None` when it is
@@ -109,7 +132,7 @@ pub fn validate(operator: &OperatorDesc, level: Level) -> Vec<Violation> {
 pub fn lowest_valid_level(operator: &OperatorDesc) -> Option<Level> {
     candidate_levels(operator.kind().family())
         .into_iter()
-        .find(|&level| validate(operator, level).is_empty())
+        .find(|&level| is_valid(operator, level))
 }
 
 /// Every level of a family a case can be tagged with, lowest first. For OpenVINO that is

@@ -144,7 +144,7 @@ impl<'de> de::Deserializer<'de> for NodeDeserializer<'de, '_> {
             NodeValue::Map(entries) => visitor.visit_map(Entries {
                 entries,
                 next: 0,
-                seen: HashMap::new(),
+                seen: None,
                 path: &self.path,
             }),
         };
@@ -269,9 +269,35 @@ impl<'de> SeqAccess<'de> for Items<'de, '_> {
 struct Entries<'de, 'a> {
     entries: &'de [(Node<'de>, Node<'de>)],
     next: usize,
-    /// Scalar keys read so far, with where they were.
-    seen: HashMap<&'de str, Pos>,
+    /// Scalar keys read so far, with where they were; only built for mappings of more than
+    /// [`SCAN_KEYS`] entries (smaller ones are searched in place).
+    seen: Option<HashMap<&'de str, Pos>>,
     path: &'a Path<'a>,
+}
+
+/// Up to this many entries, a mapping's earlier keys are searched one by one for a duplicate
+/// (cheaper than hashing for the small mappings of case files).
+const SCAN_KEYS: usize = 16;
+
+impl<'de> Entries<'de, '_> {
+    /// Where the key `text` was first seen among the entries before `self.next`, if it was;
+    /// records it otherwise.
+    fn first_seen(&mut self, text: &'de str, pos: Pos) -> Option<Pos> {
+        if self.entries.len() <= SCAN_KEYS {
+            return self.entries[..self.next]
+                .iter()
+                .find(|(key, _)| key.as_scalar() == Some(text))
+                .map(|(key, _)| key.pos);
+        }
+        let seen = self.seen.get_or_insert_with(HashMap::new);
+        match seen.get(text) {
+            Some(&first) => Some(first),
+            None => {
+                seen.insert(text, pos);
+                None
+            }
+        }
+    }
 }
 
 impl<'de> MapAccess<'de> for Entries<'de, '_> {
@@ -285,7 +311,7 @@ impl<'de> MapAccess<'de> for Entries<'de, '_> {
             return Ok(None);
         };
         if let Some(text) = key.as_scalar() {
-            if let Some(first) = self.seen.insert(text, key.pos) {
+            if let Some(first) = self.first_seen(text, key.pos) {
                 let path = Path::Key(self.path, text);
                 return Err(<DeError as de::Error>::custom(format!(
                     "duplicate key `{text}` (first at line {}, column {})",

@@ -8,6 +8,7 @@
 //! scalars the way `serde_norway` (the crate that writes case files) does.
 
 pub mod de;
+mod flow;
 pub mod scalar;
 pub mod tree;
 

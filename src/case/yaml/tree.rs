@@ -1,5 +1,6 @@
 //! The located YAML tree and its builder.
 
+use super::flow::{self, SimpleSeq};
 use crate::case::caps::{MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_NODES};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use std::borrow::Cow;
@@ -119,6 +120,8 @@ enum Open<'a> {
         pos: Pos,
         anchor: usize,
         items: Vec<Node<'a>>,
+        /// Where the `]` must be, for a list whose items were read by [`flow::find`].
+        simple_close: Option<Pos>,
     },
     Map {
         pos: Pos,
@@ -130,6 +133,13 @@ enum Open<'a> {
 
 /// Builds the tree from parser events, counting expanded nodes and bytes.
 struct Builder<'a> {
+    /// The text the tree borrows from (the parser may read a copy, see [`flow`]).
+    text: &'a str,
+    /// Simple flow sequences read ahead, in text order, and how many the parser has met.
+    simple: Vec<SimpleSeq<'a>>,
+    simple_met: usize,
+    /// Set when the parser's lists disagree with [`Builder::simple`].
+    simple_mismatch: bool,
     open: Vec<Open<'a>>,
     anchors: HashMap<usize, Node<'a>>,
     root: Option<Node<'a>>,
@@ -184,6 +194,43 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// Opens a list; one that [`flow::find`] read ahead gets its items (counted here, in
+    /// order, as if they had come one by one).
+    fn open_seq(&mut self, pos: Pos, anchor: usize) -> Result<(), ParseError> {
+        let simple = self
+            .simple
+            .get_mut(self.simple_met)
+            .filter(|seq| seq.open == pos);
+        let Some(seq) = simple else {
+            let seq = Open::Seq {
+                pos,
+                anchor,
+                items: Vec::new(),
+                simple_close: None,
+            };
+            return self.open(seq, pos);
+        };
+        let items = std::mem::take(&mut seq.items);
+        let close = seq.close;
+        self.simple_met += 1;
+        self.open(
+            Open::Seq {
+                pos,
+                anchor,
+                items: Vec::new(),
+                simple_close: Some(close),
+            },
+            pos,
+        )?;
+        for item in &items {
+            self.count(item.pos, 1, item.as_scalar().map_or(0, |t| t.len() as u64))?;
+        }
+        if let Some(Open::Seq { items: open, .. }) = self.open.last_mut() {
+            *open = items;
+        }
+        Ok(())
+    }
+
     fn open(&mut self, collection: Open<'a>, pos: Pos) -> Result<(), ParseError> {
         if self.open.len() >= MAX_DEPTH {
             return Err(ParseError {
@@ -196,7 +243,7 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn event(&mut self, event: Event<'a>, span: Span) -> Result<(), ParseError> {
+    fn event(&mut self, event: Event<'_>, span: Span, parsed: &str) -> Result<(), ParseError> {
         let pos = pos_of(&span);
         match event {
             Event::DocumentStart(_) => {
@@ -213,7 +260,7 @@ impl<'a> Builder<'a> {
                 let node = Node {
                     pos,
                     value: NodeValue::Scalar {
-                        text,
+                        text: rebase(text, parsed, self.text),
                         plain: style == ScalarStyle::Plain,
                         tag: tag.map(|t| {
                             if t.is_yaml_core_schema() {
@@ -226,14 +273,7 @@ impl<'a> Builder<'a> {
                 };
                 self.push(node, anchor)?;
             }
-            Event::SequenceStart(anchor, _) => self.open(
-                Open::Seq {
-                    pos,
-                    anchor,
-                    items: Vec::new(),
-                },
-                pos,
-            )?,
+            Event::SequenceStart(anchor, _) => self.open_seq(pos, anchor)?,
             Event::MappingStart(anchor, _) => self.open(
                 Open::Map {
                     pos,
@@ -245,13 +285,23 @@ impl<'a> Builder<'a> {
             )?,
             Event::SequenceEnd | Event::MappingEnd => {
                 let (node, anchor) = match self.open.pop() {
-                    Some(Open::Seq { pos, anchor, items }) => (
-                        Node {
-                            pos,
-                            value: NodeValue::Seq(items),
-                        },
+                    Some(Open::Seq {
+                        pos: seq_pos,
                         anchor,
-                    ),
+                        items,
+                        simple_close,
+                    }) => {
+                        if simple_close.is_some_and(|close| close != pos) {
+                            self.simple_mismatch = true;
+                        }
+                        (
+                            Node {
+                                pos: seq_pos,
+                                value: NodeValue::Seq(items),
+                            },
+                            anchor,
+                        )
+                    }
                     Some(Open::Map {
                         pos,
                         anchor,
@@ -289,10 +339,37 @@ impl<'a> Builder<'a> {
 
 /// Parses `text` (one YAML document) into a located tree. A leading byte-order mark is
 /// skipped. An empty document is a null scalar.
+///
+/// Simple flow sequences are read ahead ([`flow`]) and the parser reads a copy of the text
+/// with their contents blanked; when the parser's lists do not match them, or the copy does
+/// not parse, the original text is parsed as it is (so errors are always the parser's own).
 pub fn parse(text: &str) -> Result<Node<'_>, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut parser = Parser::new_from_str(text);
+    let simple = flow::find(text);
+    if simple.is_empty() {
+        return parse_with(text, text, Vec::new());
+    }
+    let blanked = flow::blank(text, &simple);
+    match parse_with(text, &blanked, simple) {
+        Ok(root) => Ok(root),
+        Err(_) => parse_with(text, text, Vec::new()),
+    }
+}
+
+/// Builds the tree of `text` from the events of `parsed` (`text`, or `text` with the contents
+/// of the `simple` sequences blanked). A mismatch with `simple` is an error (with no position:
+/// [`parse`] then parses `text` itself).
+fn parse_with<'a>(
+    text: &'a str,
+    parsed: &str,
+    simple: Vec<SimpleSeq<'a>>,
+) -> Result<Node<'a>, ParseError> {
+    let mut parser = Parser::new_from_str(parsed);
     let mut builder = Builder {
+        text,
+        simple,
+        simple_met: 0,
+        simple_mismatch: false,
         open: Vec::new(),
         anchors: HashMap::new(),
         root: None,
@@ -308,7 +385,13 @@ pub fn parse(text: &str) -> Result<Node<'_>, ParseError> {
             },
             message: e.info().to_string(),
         })?;
-        builder.event(event, span)?;
+        builder.event(event, span, parsed)?;
+    }
+    if builder.simple_mismatch || builder.simple_met != builder.simple.len() {
+        return Err(ParseError {
+            pos: Pos::default(),
+            message: "simple flow sequences read ahead do not match the parser's".to_string(),
+        });
     }
     Ok(builder.root.unwrap_or(Node {
         pos: Pos { line: 1, column: 1 },
@@ -318,6 +401,25 @@ pub fn parse(text: &str) -> Result<Node<'_>, ParseError> {
             tag: None,
         },
     }))
+}
+
+/// A scalar's text from the parser of `parsed`, borrowing from `text` (same bytes outside
+/// blanked sequences) when the parser borrowed from `parsed`.
+fn rebase<'a>(scalar: Cow<'_, str>, parsed: &str, text: &'a str) -> Cow<'a, str> {
+    match scalar {
+        Cow::Owned(owned) => Cow::Owned(owned),
+        Cow::Borrowed(borrowed) => {
+            let offset = (borrowed.as_ptr() as usize).wrapping_sub(parsed.as_ptr() as usize);
+            let same = offset
+                .checked_add(borrowed.len())
+                .and_then(|end| text.get(offset..end))
+                .filter(|same| *same == borrowed);
+            match same {
+                Some(same) => Cow::Borrowed(same),
+                None => Cow::Owned(borrowed.to_owned()),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -376,6 +478,124 @@ mod tests {
         let text = format!("{}{}", "[".repeat(100), "]".repeat(100));
         let error = parse(&text).unwrap_err();
         assert!(error.message.contains("nest deeper"), "{error}");
+    }
+
+    /// `parse` with and without reading simple flow sequences ahead.
+    fn both_ways(text: &str) -> (Result<Node<'_>, ParseError>, Result<Node<'_>, ParseError>) {
+        (parse(text), parse_with(text, text, Vec::new()))
+    }
+
+    #[test]
+    fn simple_sequences_read_ahead_build_the_parsers_tree() {
+        let texts = [
+            "a: [1, 2, 3]\n",
+            "a: [1, -2, +3, .nan, -.inf, 1e-5, null, true, x_y, A.B, 0x1F, 007]\n",
+            "a: [1, 2,]\nb: [ 3 ,4 ]\n",
+            "a: {x: [1, 2], y: [3]}\n",
+            "- [1, 2]\n- k: [3,\n       4]\n",
+            "a: [1, 2,\n     3, 4]\nb: [5]\n",
+            "a: [1,\n\n    2]\n",
+            "a: &x [1, 2]\nb: *x\n",
+            "a: !!seq [1, 2]\n",
+            "a: ['1', 2]\nb: [\"x\", 3]\n",
+            "a: [1 2, 3]\n",
+            "a: [1, [2, 3], 4]\n",
+            "a: [bits:0x7e00, 1]\n",
+            "a: [-, 1]\n",
+            "a: [- 1]\n",
+            "a: [1, 2\n]\n",
+            "a: [1,\n 2]\n",
+            "a: [1,\n2]\n",
+            "a: [1, 2] # [3, 4]\n# b: [5]\n",
+            "a: \"[1, 2]\"\nb: '[3]'\n",
+            "a: |\n  k: [1, 2]\nb: [3]\n",
+            "a: \"x\n  [1, 2]\"\n",
+            "a: [1, 2]: 3\n",
+            "[1, 2]: x\n",
+            "a: [1, 2\n",
+            "a: [1,, 2]\n",
+            "a: [, 1]\n",
+            "a: [1]\r\nb: [2]\r\n",
+            "é: {ü: x, k: [1, 2]}\n",
+            "a: [1,\t2]\n",
+            "a:\n  - [1, 2]\n  -   [3,\n       4]\n",
+        ];
+        for text in texts {
+            let (fast, plain) = both_ways(text);
+            assert_eq!(fast, plain, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn random_texts_parse_the_same_read_ahead_or_not() {
+        const PARTS: [&str; 24] = [
+            "k: [1, -2,",
+            " 3]\n",
+            "a: ",
+            "[",
+            "]",
+            ", ",
+            ",",
+            " ",
+            "\n",
+            "  ",
+            "1",
+            "-",
+            ".",
+            "x",
+            "# c",
+            "'",
+            "\"",
+            ":",
+            "{",
+            "}",
+            "- ",
+            "\t",
+            "&a ",
+            "*a",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let len = 1 + next() % 24;
+            let text: String = (0..len)
+                .map(|_| PARTS[(next() % PARTS.len() as u64) as usize])
+                .collect();
+            let (fast, plain) = both_ways(&text);
+            assert_eq!(fast, plain, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn every_case_file_parses_the_same_read_ahead_or_not() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        let mut files = vec![root];
+        let mut checked = 0;
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let (fast, plain) = both_ways(&text);
+                assert!(fast == plain, "{}", path.display());
+                // And the lists were read ahead, not parsed again after a mismatch.
+                let simple = flow::find(&text);
+                assert!(!simple.is_empty(), "{}", path.display());
+                let blanked = flow::blank(&text, &simple);
+                assert!(
+                    parse_with(&text, &blanked, simple).is_ok(),
+                    "{}",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "{checked} files");
     }
 
     #[test]
