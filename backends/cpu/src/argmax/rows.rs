@@ -412,10 +412,9 @@ impl Tail {
         let mut count = tail.size;
         let mut span = (tail.size - 1) * tail.stride + 1;
         let mut left = outer.len();
-        if span > gap * count {
-            left = 0;
-        }
-        while left > 0 {
+        // A tail too sparse on its own spans nothing (and keeps every outer dimension).
+        let dense = span <= gap * count;
+        while dense && left > 0 {
             let dim = outer[left - 1];
             // Lanes of distinct outputs must not share an offset.
             if dim.stride == 0 || dim.stride < span {
@@ -430,7 +429,7 @@ impl Tail {
             count *= dim.size;
             span = grown;
         }
-        let spanned = dims.len() > 1 || (tail.stride > 1 && span <= gap * count);
+        let spanned = dims.len() > 1 || (tail.stride > 1 && dense);
         Tail {
             outer: outer[..left].to_vec(),
             stride: if spanned { 1 } else { tail.stride },
