@@ -222,8 +222,10 @@ impl Job<'_> {
         state.keys.resize(lanes, T::MIN_KEY);
         state.index.clear();
         state.index.resize(lanes, first_row);
-        if q1 - q0 <= CHUNK_ROWS {
-            // One chunk: its rows, relative to `base`, are the same for every item.
+        // The first chunk's rows (relative to `base`) come from `rows_from`, the same for every
+        // item when one chunk holds the range; the later chunks are walked here.
+        let mut next = q0 + state.rows.len();
+        loop {
             fold_rows::<T, LAST>(
                 self.isa,
                 data,
@@ -233,28 +235,15 @@ impl Job<'_> {
                 &mut state.index,
                 &mut state.scratch,
             );
-            return;
-        }
-        let mut walk = Walk::new(reduced, q0, q1 - q0);
-        loop {
-            state.rows.clear();
-            state.rows.extend(
-                walk.by_ref()
-                    .take(CHUNK_ROWS)
-                    .map(|at| (at.offset, at.index as u32)),
-            );
-            if state.rows.is_empty() {
+            if next >= q1 {
                 return;
             }
-            fold_rows::<T, LAST>(
-                self.isa,
-                data,
-                &state.rows,
-                stride,
-                &mut state.keys,
-                &mut state.index,
-                &mut state.scratch,
-            );
+            let walk = Walk::new(reduced, next, (q1 - next).min(CHUNK_ROWS));
+            state.rows.clear();
+            state
+                .rows
+                .extend(walk.map(|at| (at.offset, at.index as u32)));
+            next += state.rows.len();
         }
     }
 
