@@ -223,21 +223,16 @@ pub(crate) fn fold_rows<T: Lanes, const LAST: bool>(
             "fold_rows: row outside the input"
         );
     }
-    #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 && stride == 1 && lanes * T::SIZE >= 32 {
-        let (values, rows_of) = scratch.buffers(lanes * T::SIZE);
-        // SAFETY: the CPU has AVX2 (`Isa::Avx2`); every row's `lanes` elements lie inside
-        // `data` (asserted above); the scratch buffers hold `lanes` lanes, at least 32 bytes.
-        let clean = unsafe { fold_rows_avx2::<T, LAST>(data, rows, values, rows_of) };
-        if clean {
+    if stride == 1 && fold_rows_fresh::<T, LAST>(isa, data, rows, lanes, scratch) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (values, rows_of) = scratch.buffers(lanes * T::SIZE);
             merge::<T, LAST>(values, rows_of, rows, keys, index);
-        } else {
-            // A NaN: the compare domain does not order it; redo these rows exactly.
-            fold_rows_portable::<T, LAST>(data, rows, 1, keys, index);
         }
         return;
     }
-    let _ = (isa, &scratch);
+    // No vector kernel for these lanes, or a NaN (the compare domain does not order it): the
+    // exact fold.
     fold_rows_portable::<T, LAST>(data, rows, stride, keys, index);
 }
 
