@@ -324,11 +324,7 @@ pub fn run(threads: usize, reps: usize, only: Option<&str>) -> Result<(), String
         "{threads} thread(s): read {:.1} GB/s, write {:.1} GB/s; {}",
         bw.read_gbs,
         bw.write_gbs,
-        if opconform_cpu::uses_avx2() {
-            "AVX2"
-        } else {
-            "portable"
-        }
+        opconform_cpu::isa_name()
     );
     let backend = CpuBackend::new();
     for (name, make) in rows() {

@@ -265,13 +265,14 @@ pub unsafe extern "C" fn ocb_last_error(dst: *mut u8, len: usize) -> usize {
     })
 }
 
-/// Which kernels the CPU backend runs on this machine, NUL-terminated (e.g. `avx2`).
+/// Which kernels the CPU backend runs on this machine, NUL-terminated (`avx512`, `avx2` or
+/// `portable`, as [`opconform_cpu::isa_name`]).
 #[no_mangle]
 pub extern "C" fn ocb_isa() -> *const c_char {
-    if opconform_cpu::uses_avx2() {
-        c"avx2".as_ptr()
-    } else {
-        c"portable".as_ptr()
+    match opconform_cpu::isa_name() {
+        "avx512" => c"avx512".as_ptr(),
+        "avx2" => c"avx2".as_ptr(),
+        _ => c"portable".as_ptr(),
     }
 }
 

@@ -36,14 +36,21 @@ use opconform_backend::{
     validate, Backend, BackendError, BackendInfo, Level, OperatorDesc, OperatorKind, Tensor,
     TensorDesc, Violation,
 };
-pub use simd::BASELINE_ENV;
+pub use simd::{BASELINE_ENV, NO_AVX512_ENV};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use strided::internal;
 
 /// True when the CPU backend runs its explicit AVX2 kernels on this machine (x86-64 with AVX2,
 /// and [`BASELINE_ENV`] not set); false when it runs the portable ones.
 pub fn uses_avx2() -> bool {
-    simd::Isa::detect() == simd::Isa::Avx2
+    simd::Isa::detect().avx2()
+}
+
+/// The widest instruction set the CPU backend's kernels use on this machine: `avx512`
+/// (ArgMax's contiguous runs; AVX2 elsewhere), `avx2` or `portable` (see [`BASELINE_ENV`] and
+/// [`NO_AVX512_ENV`]).
+pub fn isa_name() -> &'static str {
+    simd::Isa::detect().name()
 }
 
 /// The reference CPU backend: exact results for every claimed operator, level and data type.

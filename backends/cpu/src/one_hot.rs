@@ -334,8 +334,8 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
 #[inline]
 fn scatter_piece<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
-    if f.isa == Isa::Avx2 {
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU supports AVX2.
+    if f.isa.avx2() {
+        // SAFETY: `Isa::avx2()` only holds when the CPU supports AVX2.
         unsafe { scatter_avx2(f, start, out) };
         return;
     }
@@ -497,8 +497,8 @@ fn select_unit<'o, V: Value>(
 #[inline]
 fn select_row<V: Value>(f: &Fill<'_, '_, V>, row: u32, positions: &[u32], out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
-    if f.isa == Isa::Avx2 {
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU supports AVX2.
+    if f.isa.avx2() {
+        // SAFETY: `Isa::avx2()` only holds when the CPU supports AVX2.
         unsafe { select_avx2(f, row, positions, out) };
         return;
     }

@@ -4,31 +4,65 @@
 //! anywhere. The hottest loops are written once, as `#[inline(always)]` generic bodies, and
 //! instantiated a second time inside `#[target_feature(enable = "avx2")]` wrappers; callers pick
 //! the wrapper when [`has_avx2`] says the CPU supports it. Results are identical: the bodies
-//! are integer code, and only the width of the vectors the compiler emits differs.
+//! are integer code, and only the width of the vectors the compiler emits differs. ArgMax's
+//! contiguous runs have a third, AVX-512 variant ([`Isa::Avx512`]); every other loop runs its
+//! AVX2 variant there.
 //!
 //! Setting [`BASELINE_ENV`] (`OPCONFORM_CPU_BASELINE=1`) keeps every loop on the baseline
-//! variant, to test or time it on a machine with AVX2.
+//! variant, to test or time it on a machine with AVX2; setting [`NO_AVX512_ENV`]
+//! (`OPCONFORM_CPU_NO_AVX512=1`) keeps them at AVX2 on a machine with AVX-512.
 
-/// The environment variable that disables the AVX2 variants when set to anything but `0`.
+/// The environment variable that disables the AVX2 (and AVX-512) variants when set to
+/// anything but `0`.
 pub const BASELINE_ENV: &str = "OPCONFORM_CPU_BASELINE";
 
+/// The environment variable that disables the AVX-512 variants when set to anything but `0`.
+pub const NO_AVX512_ENV: &str = "OPCONFORM_CPU_NO_AVX512";
+
+/// True when the environment variable `name` is set to anything but empty or `0`.
+fn env_flag(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The widest instruction set the kernels may use here, read once (CPU features and the
+/// environment), then a relaxed atomic load.
+#[inline]
+fn widest() -> Isa {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static STATE: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 portable, 2 AVX2, 3 AVX-512
+    let state = match STATE.load(Ordering::Relaxed) {
+        0 => {
+            let state = probe() as u8;
+            STATE.store(state, Ordering::Relaxed);
+            state
+        }
+        state => state,
+    };
+    match state {
+        3 => Isa::Avx512,
+        2 => Isa::Avx2,
+        _ => Isa::Portable,
+    }
+}
+
+/// [`widest`] computed: 1 portable, 2 AVX2, 3 AVX-512.
+fn probe() -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if !env_flag(BASELINE_ENV) && std::is_x86_feature_detected!("avx2") {
+        let avx512 = std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && !env_flag(NO_AVX512_ENV);
+        return if avx512 { 3 } else { 2 };
+    }
+    1
+}
+
 /// True when the AVX2 variants are to run: the CPU supports AVX2 and [`BASELINE_ENV`] is not
-/// set (both read once, then a relaxed atomic load).
+/// set.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn has_avx2() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    static STATE: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 no, 2 yes
-    match STATE.load(Ordering::Relaxed) {
-        0 => {
-            let baseline =
-                std::env::var_os(BASELINE_ENV).is_some_and(|v| !v.is_empty() && v != "0");
-            let yes = !baseline && std::is_x86_feature_detected!("avx2");
-            STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-            yes
-        }
-        state => state == 2,
-    }
+    widest().avx2()
 }
 
 /// The instruction set a kernel runs with, chosen once per call ([`Isa::detect`]) and passed
@@ -40,17 +74,32 @@ pub(crate) enum Isa {
     Portable,
     /// Explicit AVX2 kernels (x86-64 only).
     Avx2,
+    /// AVX-512 (F and BW) for ArgMax's contiguous runs, AVX2 for everything else (x86-64
+    /// only).
+    Avx512,
 }
 
 impl Isa {
-    /// AVX2 when the CPU has it and [`BASELINE_ENV`] is not set, else portable.
+    /// The widest instruction set this CPU has, as far as the environment allows
+    /// ([`BASELINE_ENV`], [`NO_AVX512_ENV`]).
     #[inline]
     pub(crate) fn detect() -> Isa {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2() {
-            return Isa::Avx2;
+        widest()
+    }
+
+    /// True when the AVX2 kernels may run (AVX2 or AVX-512).
+    #[inline]
+    pub(crate) fn avx2(self) -> bool {
+        matches!(self, Isa::Avx2 | Isa::Avx512)
+    }
+
+    /// The instruction set's name, as reports and benchmarks print it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
         }
-        Isa::Portable
     }
 
     /// Every instruction set this CPU can run (for tests).
@@ -60,6 +109,10 @@ impl Isa {
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             all.push(Isa::Avx2);
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+            {
+                all.push(Isa::Avx512);
+            }
         }
         all
     }

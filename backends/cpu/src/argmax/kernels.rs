@@ -136,8 +136,13 @@ impl Prims for Avx2Prims {
 #[cfg(test)]
 pub(crate) fn run_argmax<T: Lanes, const LAST: bool>(isa: Isa, bytes: &[u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 {
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+    if isa == Isa::Avx512 {
+        // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW.
+        return unsafe { super::avx512::run_argmax_avx512::<T, LAST>(bytes) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if isa.avx2() {
+        // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2.
         return unsafe { run_argmax_avx2::<T, LAST>(bytes) };
     }
     let _ = isa;
@@ -152,14 +157,14 @@ pub(crate) fn run_argmax<T: Lanes, const LAST: bool>(isa: Isa, bytes: &[u8]) -> 
 #[inline]
 pub(crate) fn block_max<T: Lanes>(isa: Isa, data: &[u8], pieces: &[Piece]) -> T::Key {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 {
+    if isa.avx2() {
         for p in pieces {
             assert!(
                 (p.start + p.len) * T::SIZE <= data.len(),
                 "block_max: piece outside the input"
             );
         }
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2; every piece lies inside
+        // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2; every piece lies inside
         // `data` (asserted above).
         return unsafe { block_max_avx2::<T>(data, pieces) };
     }
@@ -179,8 +184,8 @@ pub(crate) fn locate<T: Lanes, const LAST: bool>(
     key: T::Key,
 ) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 {
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+    if isa.avx2() {
+        // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2.
         return unsafe { locate_avx2::<T, LAST>(bytes, key) };
     }
     let _ = isa;
@@ -255,7 +260,7 @@ pub(crate) fn fold_rows_fresh<T: Lanes, const LAST: bool>(
 ) -> bool {
     assert!(rows.len() <= CHUNK_ROWS, "fold_rows_fresh: too many rows");
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 && !rows.is_empty() && lanes * T::SIZE >= 32 {
+    if isa.avx2() && !rows.is_empty() && lanes * T::SIZE >= 32 {
         for &(offset, _) in rows {
             assert!(
                 (offset + lanes) * T::SIZE <= data.len(),
@@ -415,7 +420,7 @@ fn fold_rows_portable<T: OrderKey, const LAST: bool>(
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn all_lanes_max<T: Lanes>(v: __m256i) -> __m256i {
+pub(crate) unsafe fn all_lanes_max<T: Lanes>(v: __m256i) -> __m256i {
     let mut v = T::max(v, _mm256_permute2x128_si256::<1>(v, v));
     v = T::max(v, _mm256_shuffle_epi32::<0b01_00_11_10>(v));
     if T::SIZE <= 4 {
@@ -564,18 +569,32 @@ unsafe fn run_argmax_body<T: Lanes, const LAST: bool>(bytes: &[u8]) -> Option<us
 /// compare domain, and whether a NaN appeared: four running maxima, the last vector
 /// overlapping the one before.
 ///
+/// Loads are aligned to 32 bytes where the elements allow it: the first vector is read at
+/// `p`, and the others from the first 32-byte boundary after it, so that no later load
+/// straddles two cache lines. A max-reduction may read an element twice.
+///
 /// # Safety
 /// The CPU must support AVX2; `n >= 32` readable bytes at `p`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn vector_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
-    let whole = n / 32;
-    let mut acc = [T::load(p); 4];
-    let mut nan = _mm256_setzero_si256();
+    let first = T::load(p);
+    let mut nan = T::nan(first);
+    // Bytes read by the first vector before the next boundary: whole elements only when the
+    // elements themselves are aligned to their size.
+    let skew = if (p as usize).is_multiple_of(T::SIZE) {
+        (p as usize).wrapping_neg() % 32
+    } else {
+        0
+    };
+    let q = p.add(skew);
+    let rest = n - skew;
+    let whole = rest / 32;
+    let mut acc = [first; 4];
     let mut j = 0;
     while j + 4 <= whole {
         for (k, acc) in acc.iter_mut().enumerate() {
-            let v = T::load(p.add((j + k) * 32));
+            let v = T::load(q.add((j + k) * 32));
             *acc = T::max(v, *acc);
             if T::CAN_NAN {
                 nan = _mm256_or_si256(nan, T::nan(v));
@@ -583,8 +602,12 @@ unsafe fn vector_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
         }
         j += 4;
     }
-    while j < n.div_ceil(32) {
-        let v = T::load(p.add(if j < whole { j * 32 } else { n - 32 }));
+    while j < rest.div_ceil(32) {
+        let v = T::load(if j < whole {
+            q.add(j * 32)
+        } else {
+            p.add(n - 32)
+        });
         acc[j % 4] = T::max(v, acc[j % 4]);
         if T::CAN_NAN {
             nan = _mm256_or_si256(nan, T::nan(v));
@@ -868,8 +891,8 @@ mod tests {
     fn block_max_and_locate_agree_with_keys_for_every_type() {
         // Lengths around a vector and ROW_GROUP boundaries; few distinct values (ties).
         for len in [
-            1usize, 3, 7, 8, 15, 16, 17, 31, 32, 33, 60, 64, 127, 129, 1000, 1024, 1025, 1031,
-            1056, 1057, 2047, 3100,
+            1usize, 3, 7, 8, 15, 16, 17, 31, 32, 33, 60, 63, 64, 65, 96, 127, 129, 200, 1000, 1024,
+            1025, 1031, 1056, 1057, 2047, 3100,
         ] {
             for seed in 1..4u64 {
                 check_block::<u8>(&elements(len, seed, |_, r| (r % 5) as u8 * 60));
@@ -913,6 +936,45 @@ mod tests {
                 check_block::<i64>(&elements(len, seed, |_, _| i64::MIN));
             }
         }
+    }
+
+    /// [`run_argmax`] on runs starting at every byte offset within two cache lines (element
+    /// aligned or not), with a unique maximum placed where only the first, unaligned vector
+    /// reads it, just past the first line boundary, and at the end.
+    fn check_run_alignment<T: Lanes>(low: T, high: T) {
+        let mut buffer = vec![0u8; 1500 * T::SIZE + 128];
+        for len in [64 / T::SIZE, 64 / T::SIZE + 1, 100, 333, 1500] {
+            for offset in 0..128 {
+                // The first element at or past the first line boundary of the run.
+                let boundary = (buffer.as_ptr() as usize + offset).wrapping_neg() % 64 / T::SIZE;
+                let wanted = [0, 1, boundary.saturating_sub(1), boundary, boundary + 1];
+                for at in wanted.into_iter().chain([len / 2, len - 1]) {
+                    let at = at.min(len - 1);
+                    let run = &mut buffer[offset..offset + len * T::SIZE];
+                    for (i, e) in run.chunks_exact_mut(T::SIZE).enumerate() {
+                        if i == at { high } else { low }.write(e);
+                    }
+                    for isa in Isa::available() {
+                        let (first, last) = (
+                            run_argmax::<T, false>(isa, run),
+                            run_argmax::<T, true>(isa, run),
+                        );
+                        assert_eq!((first, last), (at, at), "{isa:?} len {len} offset {offset}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn run_argmax_finds_the_maximum_at_any_alignment() {
+        check_run_alignment::<u8>(3, 200);
+        check_run_alignment::<i16>(-4, 9);
+        check_run_alignment::<f16>(f16::from_f32(-1.0), f16::from_f32(0.5));
+        check_run_alignment::<f32>(-2.0, 1.0);
+        check_run_alignment::<u32>(7, 1 << 31);
+        check_run_alignment::<i64>(-1, 5);
+        check_run_alignment::<f64>(0.0, 1e300);
     }
 
     /// [`fold_rows`] on `rows` rows of `lanes` elements (stride 1), against the plain fold.

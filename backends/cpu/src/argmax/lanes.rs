@@ -6,6 +6,7 @@
 //! domain FLOAT32 and FLOAT64 order every number correctly (-0.0 equals +0.0) but not NaN: the
 //! kernels flag a NaN ([`Lanes::nan`]) and redo that piece of work with exact keys.
 
+use super::avx512::Lanes512;
 use crate::element::OrderKey;
 use half::f16;
 #[cfg(target_arch = "x86_64")]
@@ -13,7 +14,7 @@ use std::arch::x86_64::*;
 
 /// An ArgMax element type with AVX2 operations (on x86-64; elsewhere only the portable kernels
 /// exist and the trait is a marker).
-pub(crate) trait Lanes: OrderKey {
+pub(crate) trait Lanes: OrderKey + Lanes512 {
     /// True for FLOAT32 and FLOAT64: the compare domain does not order NaN.
     const CAN_NAN: bool;
 

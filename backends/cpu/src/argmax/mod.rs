@@ -14,6 +14,7 @@
 //! portable ones. Work is split over outputs (or tail blocks), or, when there are few, over
 //! the reduced range, combining partial results by (key, index).
 
+mod avx512;
 mod kernels;
 mod lanes;
 mod plan;

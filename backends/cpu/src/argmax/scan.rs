@@ -18,6 +18,8 @@
 //! across threads instead, and the partial results combined by (key, index).
 
 #[cfg(target_arch = "x86_64")]
+use super::avx512::Avx512Prims;
+#[cfg(target_arch = "x86_64")]
 use super::kernels::Avx2Prims;
 use super::kernels::{block_max, locate, Piece, PortablePrims, Prims, SCAN_BLOCK};
 use super::lanes::Lanes;
@@ -162,8 +164,16 @@ impl Job<'_> {
             let first = t * per_task;
             let count = per_task.min(units - first);
             #[cfg(target_arch = "x86_64")]
-            if self.isa == Isa::Avx2 {
-                // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+            if self.isa == Isa::Avx512 {
+                // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW.
+                unsafe {
+                    runs_task_avx512::<T, O, LAST>(self, unit_dims, run, first, count, outputs)
+                };
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if self.isa.avx2() {
+                // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2.
                 unsafe {
                     runs_task_avx2::<T, O, LAST>(self, unit_dims, run, first, count, outputs)
                 };
@@ -251,8 +261,8 @@ impl Job<'_> {
             let first = t * per_task;
             let count = per_task.min(units - first);
             #[cfg(target_arch = "x86_64")]
-            if self.isa == Isa::Avx2 {
-                // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+            if self.isa.avx2() {
+                // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2.
                 unsafe { scan_task_avx2::<T, O, LAST>(self, &ctx, first, count, outputs) };
                 return;
             }
@@ -449,6 +459,23 @@ unsafe fn runs_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
     outputs: &Outputs<O>,
 ) {
     job.runs_task::<T, O, LAST, Avx2Prims>(unit_dims, run, first, count, outputs);
+}
+
+/// [`Job::runs_task`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn runs_task_avx512<T: Lanes, O: FromIndex, const LAST: bool>(
+    job: &Job<'_>,
+    unit_dims: &[Dim],
+    run: Dim,
+    first: usize,
+    count: usize,
+    outputs: &Outputs<O>,
+) {
+    job.runs_task::<T, O, LAST, Avx512Prims>(unit_dims, run, first, count, outputs);
 }
 
 /// [`Job::scan_task`] compiled for AVX2.

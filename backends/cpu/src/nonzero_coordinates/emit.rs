@@ -86,11 +86,11 @@ fn dispatch<const N: usize>(
     stream: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2
+    if isa.avx2()
         && std::is_x86_feature_detected!("popcnt")
         && std::is_x86_feature_detected!("bmi1")
     {
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2; POPCNT and BMI1 (every
+        // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2; POPCNT and BMI1 (every
         // AVX2 CPU has them) are checked just above.
         unsafe { rows_avx2::<N>(shape, words, start, out, stream) };
         return;

@@ -428,7 +428,7 @@ impl Job<'_> {
 /// compares under [`Isa::Avx2`] ([`nonzero_masks`]), else [`nonzero_mask`] per group.
 #[inline]
 fn group_masks<T: Zero>(isa: Isa, bytes: &[u8], masks: &mut [u64]) {
-    if isa == Isa::Avx2 && nonzero_masks(bytes, T::SIZE, T::SIGNIFICANT, masks) {
+    if isa.avx2() && nonzero_masks(bytes, T::SIZE, T::SIGNIFICANT, masks) {
         return;
     }
     for (mask, group) in masks.iter_mut().zip(bytes.chunks_exact(GROUP * T::SIZE)) {

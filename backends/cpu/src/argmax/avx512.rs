@@ -1,0 +1,420 @@
+//! The AVX-512 variant of ArgMax's contiguous-run kernel ([`Avx512Prims`]), chosen by
+//! [`crate::simd::Isa::Avx512`].
+//!
+//! A whole contiguous run (one output's elements, or every element of the tensor) is the
+//! one place where a vector twice as wide pays: the loop is a max-reduction over many vectors,
+//! bound by how fast the core loads and compares rather than by bookkeeping. It works as the
+//! AVX2 run kernel does (a block at a time, its maximum first, its position only when it
+//! beats the blocks before) on 512-bit vectors in the same compare domain ([`Lanes512`]), and
+//! it compares 64-bit lanes natively, where AVX2 emulates the max with a compare and a blend.
+//! The other inner loops (pieces, positions by key, row folds) run their AVX2 bodies.
+
+use super::kernels::{Avx2Prims, Piece, Prims, SCAN_BLOCK};
+use super::lanes::Lanes;
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// An ArgMax element type's 512-bit operations, in the compare domain of [`Lanes`] (x86-64
+/// only; elsewhere a marker every element type has).
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Lanes512 {
+    /// 64 bytes at `p` in the compare domain.
+    ///
+    /// # Safety
+    /// AVX-512 F and BW; 64 readable bytes at `p`.
+    unsafe fn load512(p: *const u8) -> __m512i;
+
+    /// The lane-wise maximum in the compare domain (either operand where they are equal).
+    ///
+    /// # Safety
+    /// AVX-512 F and BW.
+    unsafe fn max512(a: __m512i, b: __m512i) -> __m512i;
+
+    /// Bit `i` set when lane `i` of `a` equals lane `i` of `b` in the compare domain
+    /// (neither holding a NaN).
+    ///
+    /// # Safety
+    /// AVX-512 F and BW.
+    unsafe fn eq_mask512(a: __m512i, b: __m512i) -> u64;
+
+    /// Bit `i` set when lane `i` of `v` is a NaN; 0 for types without NaN.
+    ///
+    /// # Safety
+    /// AVX-512 F and BW.
+    unsafe fn nan_mask512(v: __m512i) -> u64;
+}
+
+/// A marker every element type has (no AVX-512 off x86-64).
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) trait Lanes512 {}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl<T> Lanes512 for T {}
+
+/// Integer types whose compare domain is signed: `$flip` is XORed in on load (the sign bit
+/// for unsigned types, 0 for signed ones).
+macro_rules! integer_lanes512 {
+    ($t:ty, $s:ty, $flip:expr, $set1:ident, $cmpeq:ident, $max:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        impl Lanes512 for $t {
+            #[inline(always)]
+            unsafe fn load512(p: *const u8) -> __m512i {
+                let v = _mm512_loadu_si512(p.cast());
+                if $flip == 0 {
+                    v
+                } else {
+                    _mm512_xor_si512(v, $set1($flip as $s as _))
+                }
+            }
+
+            #[inline(always)]
+            unsafe fn max512(a: __m512i, b: __m512i) -> __m512i {
+                $max(a, b)
+            }
+
+            #[inline(always)]
+            unsafe fn eq_mask512(a: __m512i, b: __m512i) -> u64 {
+                $cmpeq(a, b) as u64
+            }
+
+            #[inline(always)]
+            unsafe fn nan_mask512(_: __m512i) -> u64 {
+                0
+            }
+        }
+    };
+}
+
+integer_lanes512!(
+    i8,
+    i8,
+    0,
+    _mm512_set1_epi8,
+    _mm512_cmpeq_epi8_mask,
+    _mm512_max_epi8
+);
+integer_lanes512!(
+    u8,
+    i8,
+    0x80u8 as i8,
+    _mm512_set1_epi8,
+    _mm512_cmpeq_epi8_mask,
+    _mm512_max_epi8
+);
+integer_lanes512!(
+    i16,
+    i16,
+    0,
+    _mm512_set1_epi16,
+    _mm512_cmpeq_epi16_mask,
+    _mm512_max_epi16
+);
+integer_lanes512!(
+    u16,
+    i16,
+    0x8000u16 as i16,
+    _mm512_set1_epi16,
+    _mm512_cmpeq_epi16_mask,
+    _mm512_max_epi16
+);
+integer_lanes512!(
+    i32,
+    i32,
+    0,
+    _mm512_set1_epi32,
+    _mm512_cmpeq_epi32_mask,
+    _mm512_max_epi32
+);
+integer_lanes512!(
+    u32,
+    i32,
+    0x8000_0000u32 as i32,
+    _mm512_set1_epi32,
+    _mm512_cmpeq_epi32_mask,
+    _mm512_max_epi32
+);
+integer_lanes512!(
+    i64,
+    i64,
+    0,
+    _mm512_set1_epi64,
+    _mm512_cmpeq_epi64_mask,
+    _mm512_max_epi64
+);
+integer_lanes512!(
+    u64,
+    i64,
+    0x8000_0000_0000_0000u64 as i64,
+    _mm512_set1_epi64,
+    _mm512_cmpeq_epi64_mask,
+    _mm512_max_epi64
+);
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes512 for f32 {
+    #[inline(always)]
+    unsafe fn load512(p: *const u8) -> __m512i {
+        _mm512_loadu_si512(p.cast())
+    }
+
+    #[inline(always)]
+    unsafe fn max512(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_castps_si512(_mm512_max_ps(
+            _mm512_castsi512_ps(a),
+            _mm512_castsi512_ps(b),
+        ))
+    }
+
+    #[inline(always)]
+    unsafe fn eq_mask512(a: __m512i, b: __m512i) -> u64 {
+        u64::from(_mm512_cmp_ps_mask::<_CMP_EQ_OQ>(
+            _mm512_castsi512_ps(a),
+            _mm512_castsi512_ps(b),
+        ))
+    }
+
+    #[inline(always)]
+    unsafe fn nan_mask512(v: __m512i) -> u64 {
+        let v = _mm512_castsi512_ps(v);
+        u64::from(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes512 for f64 {
+    #[inline(always)]
+    unsafe fn load512(p: *const u8) -> __m512i {
+        _mm512_loadu_si512(p.cast())
+    }
+
+    #[inline(always)]
+    unsafe fn max512(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_castpd_si512(_mm512_max_pd(
+            _mm512_castsi512_pd(a),
+            _mm512_castsi512_pd(b),
+        ))
+    }
+
+    #[inline(always)]
+    unsafe fn eq_mask512(a: __m512i, b: __m512i) -> u64 {
+        u64::from(_mm512_cmp_pd_mask::<_CMP_EQ_OQ>(
+            _mm512_castsi512_pd(a),
+            _mm512_castsi512_pd(b),
+        ))
+    }
+
+    #[inline(always)]
+    unsafe fn nan_mask512(v: __m512i) -> u64 {
+        let v = _mm512_castsi512_pd(v);
+        u64::from(_mm512_cmp_pd_mask::<_CMP_UNORD_Q>(v, v))
+    }
+}
+
+/// FLOAT16 compares as its order key ([`crate::element::OrderKey`]), which orders NaN too:
+/// the magnitude, negated when the sign is set, every NaN clamped to infinity + 1 (as the
+/// AVX2 `f16_keys`).
+#[cfg(target_arch = "x86_64")]
+impl Lanes512 for half::f16 {
+    #[inline(always)]
+    unsafe fn load512(p: *const u8) -> __m512i {
+        let bits = _mm512_loadu_si512(p.cast());
+        let magnitude = _mm512_and_si512(bits, _mm512_set1_epi16(0x7fff));
+        let nan = _mm512_cmpgt_epi16_mask(magnitude, _mm512_set1_epi16(0x7c00));
+        let sign = _mm512_maskz_srai_epi16::<15>(!nan, bits);
+        let clamped = _mm512_min_epi16(magnitude, _mm512_set1_epi16(0x7c01));
+        _mm512_sub_epi16(_mm512_xor_si512(clamped, sign), sign)
+    }
+
+    #[inline(always)]
+    unsafe fn max512(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_max_epi16(a, b)
+    }
+
+    #[inline(always)]
+    unsafe fn eq_mask512(a: __m512i, b: __m512i) -> u64 {
+        u64::from(_mm512_cmpeq_epi16_mask(a, b))
+    }
+
+    #[inline(always)]
+    unsafe fn nan_mask512(_: __m512i) -> u64 {
+        0
+    }
+}
+
+/// The AVX-512 inner loops (x86-64): contiguous runs with 512-bit vectors, the rest AVX2.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Avx512Prims;
+
+#[cfg(target_arch = "x86_64")]
+impl Prims for Avx512Prims {
+    #[inline(always)]
+    unsafe fn piece_max<T: Lanes>(data: &[u8], piece: Piece) -> T::Key {
+        // SAFETY: AVX-512 F implies AVX2.
+        unsafe { Avx2Prims::piece_max::<T>(data, piece) }
+    }
+
+    #[inline(always)]
+    unsafe fn locate<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize> {
+        // SAFETY: AVX-512 F implies AVX2.
+        unsafe { Avx2Prims::locate::<T, LAST>(bytes, key) }
+    }
+
+    #[inline(always)]
+    unsafe fn run_argmax<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
+        if bytes.len() < 64 {
+            // SAFETY: AVX-512 F implies AVX2.
+            return unsafe { Avx2Prims::run_argmax::<T, LAST>(bytes) };
+        }
+        // SAFETY: the caller runs with AVX-512 F and BW; at least 64 bytes.
+        match unsafe { run_argmax_body::<T, LAST>(bytes) } {
+            Some(p) => p,
+            // A NaN: the compare domain does not order it; the AVX2 kernel redoes the run
+            // (and falls back to exact keys itself).
+            // SAFETY: AVX-512 F implies AVX2.
+            None => unsafe { Avx2Prims::run_argmax::<T, LAST>(bytes) },
+        }
+    }
+}
+
+/// [`Prims::run_argmax`] with AVX-512 (for tests, which call every instruction set).
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW.
+#[cfg(all(test, target_arch = "x86_64"))]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) unsafe fn run_argmax_avx512<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
+    Avx512Prims::run_argmax::<T, LAST>(bytes)
+}
+
+/// The body of [`Avx512Prims::run_argmax`] on a run of at least 64 bytes: blocks of about
+/// [`SCAN_BLOCK`] elements (the last one takes a remainder shorter than a vector), each
+/// reduced to its maximum ([`block_max`]), which is located in the block only when it beats
+/// the best so far. None when a NaN appears.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW (this is inlined into such functions only);
+/// `bytes.len() >= 64`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn run_argmax_body<T: Lanes, const LAST: bool>(bytes: &[u8]) -> Option<usize> {
+    let block = SCAN_BLOCK * T::SIZE;
+    let len = bytes.len();
+    let p = bytes.as_ptr();
+    let mut best = T::lowest();
+    let mut at = 0;
+    let mut j = 0;
+    while j < len {
+        let n = if len - j < block + 64 { len - j } else { block };
+        let (max, nan) = block_max::<T>(p.add(j), n);
+        if nan {
+            return None;
+        }
+        // The first block always counts; later ones when strictly greater (first maximum) or
+        // not smaller (last maximum). Every lane holds the block's maximum.
+        let take = j == 0
+            || if LAST {
+                _mm256_movemask_epi8(T::gt(best, max)) == 0
+            } else {
+                _mm256_movemask_epi8(T::gt(max, best)) != 0
+            };
+        if take {
+            best = max;
+            at = j + locate_in_block::<T, LAST>(p.add(j), n, _mm512_broadcast_i64x4(max));
+        }
+        j += n;
+    }
+    Some(at / T::SIZE)
+}
+
+/// The maximum of the `n` bytes (at least 64, whole elements) at `p` in every lane of a
+/// 256-bit vector, in the compare domain, and whether a NaN appeared: four running maxima,
+/// the last vector overlapping the one before, folded to 256 bits for the AVX2 lane
+/// reduction.
+///
+/// Loads are aligned to 64 bytes (a cache line) where the elements allow it: the first
+/// vector is read at `p`, and the others from the first line boundary after it, so that no
+/// later load straddles two lines. A max-reduction may read an element twice.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; `n >= 64` readable bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn block_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
+    let first = T::load512(p);
+    let mut nan = if T::CAN_NAN { T::nan_mask512(first) } else { 0 };
+    // Bytes read by the first vector before the next line boundary: whole elements only
+    // when the elements themselves are aligned to their size.
+    let skew = if (p as usize).is_multiple_of(T::SIZE) {
+        (p as usize).wrapping_neg() % 64
+    } else {
+        0
+    };
+    let q = p.add(skew);
+    let rest = n - skew;
+    let whole = rest / 64;
+    let mut acc = [first; 4];
+    let mut j = 0;
+    while j + 4 <= whole {
+        for (k, acc) in acc.iter_mut().enumerate() {
+            let v = T::load512(q.add((j + k) * 64));
+            *acc = T::max512(v, *acc);
+            if T::CAN_NAN {
+                nan |= T::nan_mask512(v);
+            }
+        }
+        j += 4;
+    }
+    while j < rest.div_ceil(64) {
+        let v = T::load512(if j < whole {
+            q.add(j * 64)
+        } else {
+            p.add(n - 64)
+        });
+        acc[j % 4] = T::max512(v, acc[j % 4]);
+        if T::CAN_NAN {
+            nan |= T::nan_mask512(v);
+        }
+        j += 1;
+    }
+    let all = T::max512(T::max512(acc[0], acc[1]), T::max512(acc[2], acc[3]));
+    let half = T::max(
+        _mm512_castsi512_si256(all),
+        _mm512_extracti64x4_epi64::<1>(all),
+    );
+    (super::kernels::all_lanes_max::<T>(half), nan != 0)
+}
+
+/// The byte offset of the first (or, with `LAST`, the last) element of the `n` bytes (at least
+/// 64, whole elements) at `p` equal to `max` (every lane the same value in the compare domain,
+/// present in those bytes, no NaN).
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; `n >= 64` readable bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn locate_in_block<T: Lanes, const LAST: bool>(
+    p: *const u8,
+    n: usize,
+    max: __m512i,
+) -> usize {
+    let vectors = n.div_ceil(64);
+    let at = |j: usize| (j * 64).min(n - 64);
+    let mask = |j: usize| T::eq_mask512(T::load512(p.add(at(j))), max);
+    if LAST {
+        for j in (0..vectors).rev() {
+            let m = mask(j);
+            if m != 0 {
+                return at(j) + (63 - m.leading_zeros() as usize) * T::SIZE;
+            }
+        }
+    } else {
+        for j in 0..vectors {
+            let m = mask(j);
+            if m != 0 {
+                return at(j) + m.trailing_zeros() as usize * T::SIZE;
+            }
+        }
+    }
+    0
+}
