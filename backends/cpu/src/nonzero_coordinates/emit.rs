@@ -4,10 +4,11 @@
 //! A [`Cursor`] follows the run of the innermost input dimension that holds the current bit
 //! (its outer coordinates as a template row), so the bits of a 64-element group inside one run
 //! are rows that differ only in their last coordinate. Dense groups under AVX2 build eight rows
-//! per mask byte with permutes and blends ([`dense_avx2`]); others loop over their bits.
+//! per mask byte with permutes and blends ([`dense_avx2`]); sparse ones write eight rows
+//! whatever their bit count ([`sparse_batch`]) where there is room, else loop over their bits.
 
 use super::GROUP;
-use crate::simd::{copy_streaming, stream_fence, Isa};
+use crate::simd::{copy_streaming, prefetch, stream_fence, Isa};
 use crate::strided::MAX_DIMS;
 use crate::thresholds::{NONZERO_DENSE_GROUP as DENSE_GROUP, NONZERO_STAGE_BYTES as STAGE_BYTES};
 
@@ -50,7 +51,9 @@ impl RowShape {
 
 /// Writes the rows of the set bits of `words` (bit `j` of word `w` for element
 /// `start + 64 w + j`; `start` a multiple of 64) into `out`, which holds exactly their rows;
-/// through a staging buffer and non-temporal stores when `stream`.
+/// through a staging buffer and non-temporal stores when `stream`. `ahead` is input the
+/// caller reads next (or empty): it is prefetched into the caches a slice per word, so that
+/// memory keeps reading while the rows are built.
 ///
 /// # Panics
 /// If `out` does not hold exactly one row per set bit.
@@ -61,16 +64,17 @@ pub(super) fn write_rows(
     start: usize,
     out: &mut [u8],
     stream: bool,
+    ahead: &[u8],
 ) {
     match shape.n {
-        1 => dispatch::<1>(shape, isa, words, start, out, stream),
-        2 => dispatch::<2>(shape, isa, words, start, out, stream),
-        3 => dispatch::<3>(shape, isa, words, start, out, stream),
-        4 => dispatch::<4>(shape, isa, words, start, out, stream),
-        5 => dispatch::<5>(shape, isa, words, start, out, stream),
-        6 => dispatch::<6>(shape, isa, words, start, out, stream),
-        7 => dispatch::<7>(shape, isa, words, start, out, stream),
-        8 => dispatch::<8>(shape, isa, words, start, out, stream),
+        1 => dispatch::<1>(shape, isa, words, start, out, stream, ahead),
+        2 => dispatch::<2>(shape, isa, words, start, out, stream, ahead),
+        3 => dispatch::<3>(shape, isa, words, start, out, stream, ahead),
+        4 => dispatch::<4>(shape, isa, words, start, out, stream, ahead),
+        5 => dispatch::<5>(shape, isa, words, start, out, stream, ahead),
+        6 => dispatch::<6>(shape, isa, words, start, out, stream, ahead),
+        7 => dispatch::<7>(shape, isa, words, start, out, stream, ahead),
+        8 => dispatch::<8>(shape, isa, words, start, out, stream, ahead),
         // Rows of no coordinates take no bytes.
         _ => assert!(out.is_empty(), "NonZeroCoordinates rows miscounted"),
     }
@@ -84,6 +88,7 @@ fn dispatch<const N: usize>(
     start: usize,
     out: &mut [u8],
     stream: bool,
+    ahead: &[u8],
 ) {
     #[cfg(target_arch = "x86_64")]
     if isa.avx2()
@@ -92,11 +97,11 @@ fn dispatch<const N: usize>(
     {
         // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2; POPCNT and BMI1 (every
         // AVX2 CPU has them) are checked just above.
-        unsafe { rows_avx2::<N>(shape, words, start, out, stream) };
+        unsafe { rows_avx2::<N>(shape, words, start, out, stream, ahead) };
         return;
     }
     let _ = isa;
-    rows_body::<N, false>(shape, words, start, out, stream);
+    rows_body::<N, false>(shape, words, start, out, stream, ahead);
 }
 
 /// [`rows_body`] compiled for AVX2 (with POPCNT and TZCNT), with the dense groups built by
@@ -112,8 +117,9 @@ unsafe fn rows_avx2<const N: usize>(
     start: usize,
     out: &mut [u8],
     stream: bool,
+    ahead: &[u8],
 ) {
-    rows_body::<N, true>(shape, words, start, out, stream);
+    rows_body::<N, true>(shape, words, start, out, stream, ahead);
 }
 
 /// The body of [`write_rows`]: for each set bit, the run that holds it (the cursor moves
@@ -126,12 +132,17 @@ fn rows_body<const N: usize, const AVX2: bool>(
     start: usize,
     out: &mut [u8],
     stream: bool,
+    ahead: &[u8],
 ) {
+    let ahead_step = ahead.len().div_ceil(words.len().max(1));
     let mut cursor = Cursor::new(shape, start);
     let mut lanes = Lanes::<N>::new();
     let mut sink = Sink::new(out, stream);
     for (w, &word) in words.iter().enumerate() {
         let base = start + w * GROUP;
+        if let Some(next) = ahead.get(w * ahead_step..) {
+            prefetch(&next[..ahead_step.min(next.len())]);
+        }
         let mut bits = word;
         while bits != 0 {
             let at = base + bits.trailing_zeros() as usize;
@@ -280,6 +291,8 @@ impl<'a> Sink<'a> {
         if AVX2 && count >= DENSE_GROUP && region.len() >= bytes + 32 * N {
             lanes.refresh(template);
             dense::<N>(region, mask, first, lanes);
+        } else if count < SPARSE_BATCH && region.len() >= SPARSE_BATCH * 4 * N {
+            sparse_batch::<N>(region, mask, first, template);
         } else {
             sparse::<N>(&mut region[..bytes], mask, first, template);
         }
@@ -318,6 +331,25 @@ impl<'a> Sink<'a> {
             self.out.len(),
             "NonZeroCoordinates rows miscounted"
         );
+    }
+}
+
+/// Rows [`sparse_batch`] writes whatever the mask holds.
+const SPARSE_BATCH: usize = 8;
+
+/// Writes the rows of the set bits of `mask` (fewer than [`SPARSE_BATCH`]) as
+/// [`sparse`] does, but always [`SPARSE_BATCH`] of them into `out` (room for that many):
+/// rows past the set bits hold garbage that the next rows overwrite, and the loop has no
+/// branch on the bit count, which a sparse random input mispredicts about once per word.
+#[inline(always)]
+fn sparse_batch<const N: usize>(out: &mut [u8], mask: u64, first: u32, template: &[u8; 4 * MAX_N]) {
+    let template = &template[..4 * N];
+    let last = 4 * (N - 1);
+    let mut mask = mask;
+    for dst in out[..SPARSE_BATCH * 4 * N].chunks_exact_mut(4 * N) {
+        dst.copy_from_slice(template);
+        dst[last..].copy_from_slice(&first.wrapping_add(mask.trailing_zeros()).to_le_bytes());
+        mask &= mask.wrapping_sub(1);
     }
 }
 

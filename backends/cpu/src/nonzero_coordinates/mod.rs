@@ -14,7 +14,9 @@
 //! 3. every chunk writes its rows from its bits, in parallel, into its own part of the output.
 //!
 //! The window's bits (an eighth of a byte per element) stay in cache between the two passes,
-//! so the input is read once. No task waits for another: the passes are plain rayon parallel
+//! so the input is read once. On one thread with a packed input, windows are small
+//! ([`NONZERO_READ_AHEAD_BYTES`]) and the next window's input is prefetched while the rows of
+//! this one are written, so that reading and writing overlap instead of taking turns. No task waits for another: the passes are plain rayon parallel
 //! loops, so an oversubscribed machine (more runnable threads than cores) slows them down but
 //! cannot chain waits.
 //!
@@ -37,7 +39,7 @@ use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
-use crate::thresholds::{NONZERO_BLOCK_BYTES, NONZERO_WINDOW};
+use crate::thresholds::{NONZERO_BLOCK_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW};
 use emit::{RowShape, MAX_N};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
@@ -318,7 +320,17 @@ impl Job<'_> {
         if len == 0 {
             return 0;
         }
-        let window = self.tuning.window.min(len);
+        let parallel = self.parallel(len);
+        let packed = self.input.is_packed();
+        // One thread on a packed input reads the next window ahead while writing rows.
+        let read_ahead = !parallel && packed;
+        let window = if read_ahead {
+            let bytes = (NONZERO_READ_AHEAD_BYTES / T::SIZE).next_multiple_of(GROUP);
+            self.tuning.window.min(bytes)
+        } else {
+            self.tuning.window
+        }
+        .min(len);
         let mut small = [0u64; SMALL_WORDS];
         let mut large = Vec::new();
         let words = window.div_ceil(GROUP);
@@ -331,7 +343,6 @@ impl Job<'_> {
         let shape = RowShape::new(self.input.sizes(), self.n);
         let row_bytes = self.n * 4;
         let stream = self.input.count * row_bytes >= self.tuning.stream_min;
-        let parallel = self.parallel(len);
         let mut total = 0;
         let mut start = 0;
         while start < len {
@@ -343,7 +354,13 @@ impl Job<'_> {
             } else {
                 let count = self.masks::<T>(start, end, bits);
                 let rows = &mut rest[..count * row_bytes];
-                emit::write_rows(&shape, self.tuning.isa, bits, start, rows, stream);
+                let ahead = if read_ahead {
+                    let next = (end + window).min(len);
+                    &self.data[end * T::SIZE..next * T::SIZE]
+                } else {
+                    &[]
+                };
+                emit::write_rows(&shape, self.tuning.isa, bits, start, rows, stream, ahead);
                 count
             };
             start = end;
@@ -384,7 +401,7 @@ impl Job<'_> {
             .zip(regions)
             .enumerate()
             .for_each(|(c, (words, rows))| {
-                emit::write_rows(shape, isa, words, start + c * chunk, rows, stream);
+                emit::write_rows(shape, isa, words, start + c * chunk, rows, stream, &[]);
             });
         counts.iter().sum()
     }
