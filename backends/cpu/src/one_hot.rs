@@ -315,31 +315,70 @@ fn fill<V: Value>(
 /// Writes the output elements `first..` that `chunk` holds, a stage-sized piece at a time.
 fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], stream: bool) {
     let piece = ONE_HOT_STAGE_BYTES / V::SIZE;
+    let mut cache = PositionCache::new();
     if !stream {
         for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
-            scatter_piece(f, first + p * piece, dst);
+            scatter_piece(f, first + p * piece, dst, &mut cache);
         }
         return;
     }
     let mut stage = [0u8; ONE_HOT_STAGE_BYTES];
     for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
         let staged = &mut stage[..dst.len()];
-        scatter_piece(f, first + p * piece, staged);
+        scatter_piece(f, first + p * piece, staged, &mut cache);
         copy_streaming(dst, staged, true);
     }
     stream_fence();
 }
 
+/// The positions of a block of consecutive sequences, resolved once and read by every piece
+/// of a task that needs them (a piece of a deep output holds few sequences, and resolving
+/// them piece by piece cost more than writing the piece).
+struct PositionCache {
+    /// The first sequence held, and how many.
+    first: usize,
+    len: usize,
+    positions: [u32; ONE_HOT_POSITION_BLOCK],
+}
+
+impl PositionCache {
+    fn new() -> PositionCache {
+        PositionCache {
+            first: 0,
+            len: 0,
+            positions: [NO_POSITION; ONE_HOT_POSITION_BLOCK],
+        }
+    }
+
+    /// The positions of sequences `s..` (at least one, at most up to `end`, which is at most
+    /// the sequence count), resolving a new block from `s` when `s` is not held.
+    #[inline(always)]
+    fn from(&mut self, indices: &Indices<'_>, s: usize, end: usize) -> &[u32] {
+        if s < self.first || s >= self.first + self.len {
+            let m = (indices.len() - s).min(ONE_HOT_POSITION_BLOCK);
+            indices.positions(s, &mut self.positions[..m]);
+            (self.first, self.len) = (s, m);
+        }
+        let to = self.len.min(end - self.first);
+        &self.positions[s - self.first..to]
+    }
+}
+
 /// [`scatter_body`] with the instructions of `f.isa`.
 #[inline]
-fn scatter_piece<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
+fn scatter_piece<V: Value>(
+    f: &Fill<'_, '_, V>,
+    start: usize,
+    out: &mut [u8],
+    cache: &mut PositionCache,
+) {
     #[cfg(target_arch = "x86_64")]
     if f.isa.avx2() {
         // SAFETY: `Isa::avx2()` only holds when the CPU supports AVX2.
-        unsafe { scatter_avx2(f, start, out) };
+        unsafe { scatter_avx2(f, start, out, cache) };
         return;
     }
-    scatter_body(f, start, out);
+    scatter_body(f, start, out, cache);
 }
 
 /// [`scatter_body`] compiled for AVX2.
@@ -348,14 +387,25 @@ fn scatter_piece<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn scatter_avx2<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
-    scatter_body(f, start, out);
+unsafe fn scatter_avx2<V: Value>(
+    f: &Fill<'_, '_, V>,
+    start: usize,
+    out: &mut [u8],
+    cache: &mut PositionCache,
+) {
+    scatter_body(f, start, out, cache);
 }
 
 /// Writes the output elements `start..start + out.len() / size`: OffValue everywhere, then
-/// the OnValue of every sequence of the outer blocks the range touches, where it falls inside.
+/// the OnValue of every sequence of the outer blocks the range touches, where it falls inside
+/// (positions read through `cache`).
 #[inline(always)]
-fn scatter_body<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
+fn scatter_body<V: Value>(
+    f: &Fill<'_, '_, V>,
+    start: usize,
+    out: &mut [u8],
+    cache: &mut PositionCache,
+) {
     fill_pattern(out, f.off);
     let n = out.len() / V::SIZE;
     let OneHotShape { depth, inner, .. } = f.shape;
@@ -364,12 +414,9 @@ fn scatter_body<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
     let (mut s, seq_end) = (o_first * inner, o_end * inner);
     // `base` is sequence `s`'s element at Axis coordinate 0: o * block + x.
     let (mut x, mut base) = (0usize, o_first * block);
-    let mut positions = [NO_POSITION; ONE_HOT_POSITION_BLOCK];
     while s < seq_end {
-        let m = (seq_end - s).min(ONE_HOT_POSITION_BLOCK);
-        let positions = &mut positions[..m];
-        f.indices.positions(s, positions);
-        for &p in positions.iter() {
+        let positions = cache.from(f.indices, s, seq_end);
+        for &p in positions {
             if p != NO_POSITION {
                 let at = (base + p as usize * inner).wrapping_sub(start);
                 if at < n {
@@ -383,7 +430,7 @@ fn scatter_body<V: Value>(f: &Fill<'_, '_, V>, start: usize, out: &mut [u8]) {
                 base += block - inner;
             }
         }
-        s += m;
+        s += positions.len();
     }
 }
 
