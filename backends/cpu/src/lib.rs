@@ -12,8 +12,9 @@
 //! (including 0 for broadcast) everywhere, and split large work across threads with rayon.
 //!
 //! Performance (measured in `docs/performance.md`): the hot loops are branch-free so that they
-//! vectorise, and are compiled a second time for AVX2, chosen at run time (`simd`; set
-//! [`BASELINE_ENV`] to keep the baseline); ArgMax reduces inner axes a block at a time (maximum
+//! vectorise, and are compiled a second time for AVX2 (ArgMax's contiguous runs also for
+//! AVX-512), chosen at run time (`simd`; set [`BASELINE_ENV`] to keep the baseline,
+//! [`NO_AVX512_ENV`] to stop at AVX2); ArgMax reduces inner axes a block at a time (maximum
 //! first, position only when it improves) and outer axes as rows of running maxima;
 //! NonZeroCoordinates reads a packed input once (per window: bit masks and counts per chunk, a
 //! prefix sum, then rows per chunk, with no task waiting on another) and streams large outputs
