@@ -343,25 +343,27 @@ const SPARSE_BATCH: usize = 8;
 /// branch on the bit count, which a sparse random input mispredicts about once per word.
 #[inline(always)]
 fn sparse_batch<const N: usize>(out: &mut [u8], mask: u64, first: u32, template: &[u8; 4 * MAX_N]) {
-    let template = &template[..4 * N];
-    let last = 4 * (N - 1);
     let mut mask = mask;
     for dst in out[..SPARSE_BATCH * 4 * N].chunks_exact_mut(4 * N) {
-        dst.copy_from_slice(template);
-        dst[last..].copy_from_slice(&first.wrapping_add(mask.trailing_zeros()).to_le_bytes());
+        write_row::<N>(dst, template, first.wrapping_add(mask.trailing_zeros()));
         mask &= mask.wrapping_sub(1);
     }
+}
+
+/// Writes one row of `N` coordinates into `dst`: `template` with `coordinate` in the last
+/// column.
+#[inline(always)]
+fn write_row<const N: usize>(dst: &mut [u8], template: &[u8; 4 * MAX_N], coordinate: u32) {
+    dst.copy_from_slice(&template[..4 * N]);
+    dst[4 * (N - 1)..].copy_from_slice(&coordinate.to_le_bytes());
 }
 
 /// Writes into `out` (room for exactly one row per set bit of `mask`) the rows of `N`
 /// coordinates of the set bits `j` of `mask`: `template` with `first + j` in the last column.
 #[inline(always)]
 fn sparse<const N: usize>(out: &mut [u8], mask: u64, first: u32, template: &[u8; 4 * MAX_N]) {
-    let template = &template[..4 * N];
-    let last = 4 * (N - 1);
     for_each_row::<N>(out, mask, first, |dst, coordinate| {
-        dst.copy_from_slice(template);
-        dst[last..].copy_from_slice(&coordinate.to_le_bytes());
+        write_row::<N>(dst, template, coordinate);
     });
 }
 
