@@ -32,7 +32,7 @@ fn widest() -> Isa {
     static STATE: AtomicU8 = AtomicU8::new(0); // 0 unknown, 1 portable, 2 AVX2, 3 AVX-512
     let state = match STATE.load(Ordering::Relaxed) {
         0 => {
-            let state = probe() as u8;
+            let state = probe();
             STATE.store(state, Ordering::Relaxed);
             state
         }
@@ -46,15 +46,22 @@ fn widest() -> Isa {
 }
 
 /// [`widest`] computed: 1 portable, 2 AVX2, 3 AVX-512.
-fn probe() -> i32 {
+fn probe() -> u8 {
     #[cfg(target_arch = "x86_64")]
     if !env_flag(BASELINE_ENV) && std::is_x86_feature_detected!("avx2") {
-        let avx512 = std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && !env_flag(NO_AVX512_ENV);
-        return if avx512 { 3 } else { 2 };
+        return if cpu_has_avx512() && !env_flag(NO_AVX512_ENV) {
+            3
+        } else {
+            2
+        };
     }
     1
+}
+
+/// True when the CPU has the AVX-512 subsets the kernels use (F and BW).
+#[cfg(target_arch = "x86_64")]
+fn cpu_has_avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
 }
 
 /// True when the AVX2 variants are to run: the CPU supports AVX2 and [`BASELINE_ENV`] is not
@@ -109,8 +116,7 @@ impl Isa {
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             all.push(Isa::Avx2);
-            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
-            {
+            if cpu_has_avx512() {
                 all.push(Isa::Avx512);
             }
         }

@@ -11,8 +11,9 @@
 //! is kept between outputs; otherwise a tail of
 //! neighbouring outputs is reduced side by side, one contiguous input row per reduced index
 //! ([`kernels::fold_rows`]). Both have explicit AVX2 kernels chosen at run time ([`Isa`]) and
-//! portable ones; whole contiguous runs also have an AVX-512 one ([`avx512`]). Work is split over outputs (or tail blocks), or, when there are few, over
-//! the reduced range, combining partial results by (key, index).
+//! portable ones; whole contiguous runs also have an AVX-512 one ([`avx512`]). Work is split
+//! over outputs (or tail blocks), or, when there are few, over the reduced range, combining
+//! partial results by (key, index).
 
 mod avx512;
 mod kernels;
