@@ -9,7 +9,9 @@
 //! it compares 64-bit lanes natively, where AVX2 emulates the max with a compare and a blend.
 //! The other inner loops (pieces, positions by key, row folds) run their AVX2 bodies.
 
-use super::kernels::{Avx2Prims, Piece, Prims, SCAN_BLOCK};
+#[cfg(target_arch = "x86_64")]
+use super::kernels::{run_argmax_body, Avx2Prims, Piece, Prims, RunBlocks};
+#[cfg(target_arch = "x86_64")]
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -267,7 +269,7 @@ impl Prims for Avx512Prims {
             return unsafe { Avx2Prims::run_argmax::<T, LAST>(bytes) };
         }
         // SAFETY: the caller runs with AVX-512 F and BW; at least 64 bytes.
-        match unsafe { run_argmax_body::<T, LAST>(bytes) } {
+        match unsafe { run_argmax_body::<T, LAST, Avx512Prims>(bytes) } {
             Some(p) => p,
             // A NaN: the compare domain does not order it; the AVX2 kernel redoes the run
             // (and falls back to exact keys itself).
@@ -287,44 +289,23 @@ pub(crate) unsafe fn run_argmax_avx512<T: Lanes, const LAST: bool>(bytes: &[u8])
     Avx512Prims::run_argmax::<T, LAST>(bytes)
 }
 
-/// The body of [`Avx512Prims::run_argmax`] on a run of at least 64 bytes: blocks of about
-/// [`SCAN_BLOCK`] elements (the last one takes a remainder shorter than a vector), each
-/// reduced to its maximum ([`block_max`]), which is located in the block only when it beats
-/// the best so far. None when a NaN appears.
-///
-/// # Safety
-/// The CPU must support AVX-512 F and BW (this is inlined into such functions only);
-/// `bytes.len() >= 64`.
 #[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn run_argmax_body<T: Lanes, const LAST: bool>(bytes: &[u8]) -> Option<usize> {
-    let block = SCAN_BLOCK * T::SIZE;
-    let len = bytes.len();
-    let p = bytes.as_ptr();
-    let mut best = T::lowest();
-    let mut at = 0;
-    let mut j = 0;
-    while j < len {
-        let n = if len - j < block + 64 { len - j } else { block };
-        let (max, nan) = block_max::<T>(p.add(j), n);
-        if nan {
-            return None;
-        }
-        // The first block always counts; later ones when strictly greater (first maximum) or
-        // not smaller (last maximum). Every lane holds the block's maximum.
-        let take = j == 0
-            || if LAST {
-                _mm256_movemask_epi8(T::gt(best, max)) == 0
-            } else {
-                _mm256_movemask_epi8(T::gt(max, best)) != 0
-            };
-        if take {
-            best = max;
-            at = j + locate_in_block::<T, LAST>(p.add(j), n, _mm512_broadcast_i64x4(max));
-        }
-        j += n;
+impl RunBlocks for Avx512Prims {
+    const VECTOR: usize = 64;
+
+    #[inline(always)]
+    unsafe fn max_of_block<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
+        block_max::<T>(p, n)
     }
-    Some(at / T::SIZE)
+
+    #[inline(always)]
+    unsafe fn position_in_block<T: Lanes, const LAST: bool>(
+        p: *const u8,
+        n: usize,
+        max: __m256i,
+    ) -> usize {
+        locate_in_block::<T, LAST>(p, n, _mm512_broadcast_i64x4(max))
+    }
 }
 
 /// The maximum of the `n` bytes (at least 64, whole elements) at `p` in every lane of a

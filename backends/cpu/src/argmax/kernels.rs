@@ -122,7 +122,7 @@ impl Prims for Avx2Prims {
             return run_argmax_portable::<T, LAST>(bytes);
         }
         // SAFETY: the caller runs with AVX2; at least 32 bytes.
-        match unsafe { run_argmax_body::<T, LAST>(bytes) } {
+        match unsafe { run_argmax_body::<T, LAST, Avx2Prims>(bytes) } {
             Some(p) => p,
             // A NaN: the compare domain does not order it; redo the run exactly.
             None => run_argmax_portable::<T, LAST>(bytes),
@@ -526,16 +526,66 @@ unsafe fn run_argmax_avx2<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
     Avx2Prims::run_argmax::<T, LAST>(bytes)
 }
 
-/// The body of [`Avx2Prims::run_argmax`] on a run of at least 32 bytes: blocks of about
-/// [`SCAN_BLOCK`] elements (the last one takes a remainder shorter than a vector), each
-/// reduced to its maximum in every lane ([`vector_max`]), which is located in the block only
-/// when it beats the best so far, all in the compare domain. None when a NaN appears.
+/// The blocks of one vector width for [`run_argmax_body`]: a block's maximum and where it
+/// lies. AVX2 ([`Avx2Prims`], [`vector_max`] and [`locate_vector`]) and AVX-512
+/// (`avx512::Avx512Prims`) each give one.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait RunBlocks {
+    /// Bytes per vector: a block (and a run) holds at least this many.
+    const VECTOR: usize;
+
+    /// The maximum of the `n` bytes (at least [`RunBlocks::VECTOR`], whole elements) at `p`
+    /// in every lane of a 256-bit vector, in the compare domain, and whether a NaN appeared.
+    ///
+    /// # Safety
+    /// The CPU must support the width's instructions; `n` readable bytes at `p`.
+    unsafe fn max_of_block<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool);
+
+    /// The byte offset of the first (or, with `LAST`, the last) element of the `n` bytes at
+    /// `p` equal to `max` (every lane the same value, present in those bytes, no NaN).
+    ///
+    /// # Safety
+    /// As [`RunBlocks::max_of_block`].
+    unsafe fn position_in_block<T: Lanes, const LAST: bool>(
+        p: *const u8,
+        n: usize,
+        max: __m256i,
+    ) -> usize;
+}
+
+#[cfg(target_arch = "x86_64")]
+impl RunBlocks for Avx2Prims {
+    const VECTOR: usize = 32;
+
+    #[inline(always)]
+    unsafe fn max_of_block<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
+        vector_max::<T>(p, n)
+    }
+
+    #[inline(always)]
+    unsafe fn position_in_block<T: Lanes, const LAST: bool>(
+        p: *const u8,
+        n: usize,
+        max: __m256i,
+    ) -> usize {
+        locate_vector::<T, LAST>(p, n, max)
+    }
+}
+
+/// The body of [`Prims::run_argmax`] with the vectors of `W`, on a run of at least
+/// `W::VECTOR` bytes: blocks of about [`SCAN_BLOCK`] elements (the last one takes a remainder
+/// shorter than a vector), each reduced to its maximum in every lane, which is located in the
+/// block only when it beats the best so far, all in the compare domain. None when a NaN
+/// appears.
 ///
 /// # Safety
-/// The CPU must support AVX2 (this is inlined into AVX2 functions only); `bytes.len() >= 32`.
+/// The CPU must support `W`'s instructions (this is inlined into such functions only);
+/// `bytes.len() >= W::VECTOR`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn run_argmax_body<T: Lanes, const LAST: bool>(bytes: &[u8]) -> Option<usize> {
+pub(crate) unsafe fn run_argmax_body<T: Lanes, const LAST: bool, W: RunBlocks>(
+    bytes: &[u8],
+) -> Option<usize> {
     let block = SCAN_BLOCK * T::SIZE;
     let len = bytes.len();
     let p = bytes.as_ptr();
@@ -543,8 +593,12 @@ unsafe fn run_argmax_body<T: Lanes, const LAST: bool>(bytes: &[u8]) -> Option<us
     let mut at = 0;
     let mut j = 0;
     while j < len {
-        let n = if len - j < block + 32 { len - j } else { block };
-        let (max, nan) = vector_max::<T>(p.add(j), n);
+        let n = if len - j < block + W::VECTOR {
+            len - j
+        } else {
+            block
+        };
+        let (max, nan) = W::max_of_block::<T>(p.add(j), n);
         if nan {
             return None;
         }
@@ -558,7 +612,7 @@ unsafe fn run_argmax_body<T: Lanes, const LAST: bool>(bytes: &[u8]) -> Option<us
             };
         if take {
             best = max;
-            at = j + locate_vector::<T, LAST>(p.add(j), n, max);
+            at = j + W::position_in_block::<T, LAST>(p.add(j), n, max);
         }
         j += n;
     }
