@@ -193,6 +193,33 @@ pub unsafe extern "C" fn ocb_case_output(
     output.data.len() as isize
 }
 
+/// The address of input `index`'s buffer (which the case owns and reads in every run) through
+/// `ptr`; returns its byte length, or -1. The benchmark hands the peers this same buffer, so
+/// every contender reads one array from the same cache state.
+///
+/// # Safety
+/// `case` must come from [`ocb_case_new`] and not be freed; `ptr` must be writable. The address
+/// is valid until the case is freed, and only for reading.
+#[no_mangle]
+pub unsafe extern "C" fn ocb_case_input(
+    case: *const BenchCase,
+    index: usize,
+    ptr: *mut *const u8,
+) -> isize {
+    // SAFETY: the caller's contract.
+    let Some(input) = (unsafe { case.as_ref() }).and_then(|c| c.inputs.get(index)) else {
+        fail("no such case or input");
+        return -1;
+    };
+    if ptr.is_null() {
+        fail("null argument");
+        return -1;
+    }
+    // SAFETY: `ptr` is writable (the caller's contract).
+    unsafe { *ptr = input.data.as_ptr() };
+    input.data.len() as isize
+}
+
 /// Frees a case.
 ///
 /// # Safety
@@ -297,6 +324,12 @@ mod tests {
             assert_eq!(ocb_case_output(case, 1, out.as_mut_ptr(), 20), 20);
             assert_eq!(&out[..8], &[1, 0, 0, 0, 4, 0, 0, 0]);
             assert_eq!(ocb_case_output_len(case, 2), -1);
+            let mut input_at = std::ptr::null();
+            // TotalTensorSizeInBytes rounds up to 4: the buffer is padded.
+            assert_eq!(ocb_case_input(case, 0, &mut input_at), 8);
+            assert_eq!(std::slice::from_raw_parts(input_at, 5), &input);
+            assert_ne!(input_at, input.as_ptr(), "the case owns a copy");
+            assert_eq!(ocb_case_input(case, 1, &mut input_at), -1);
             ocb_case_free(case);
         }
         // A bad spec: null, and the message.
