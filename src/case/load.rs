@@ -164,8 +164,7 @@ pub fn load_paths(paths: &[PathBuf]) -> LoadedCases {
         cases.extend(file_cases);
         errors.extend(file_errors);
     }
-    reject_duplicate_ids(&mut cases, &mut errors);
-    cases.sort_by(|a, b| a.id.cmp(&b.id));
+    let cases = sort_rejecting_duplicate_ids(cases, &mut errors);
     LoadedCases { cases, errors }
 }
 
@@ -247,29 +246,47 @@ fn file_error(file: &Path, message: String) -> LoadError {
     }
 }
 
-fn reject_duplicate_ids(cases: &mut Vec<Case>, errors: &mut Vec<LoadError>) {
-    let mut first_seen: HashMap<String, (PathBuf, usize)> = HashMap::new();
-    cases.retain(|case| match first_seen.get(&case.id) {
-        Some((file, line)) => {
-            errors.push(LoadError {
-                file: case.file.clone(),
-                line: case.line,
-                column: 1,
-                field: "id".to_string(),
-                message: format!(
-                    "duplicate case id `{}` (first defined at {}:{line})",
-                    case.id,
-                    file.display()
-                ),
-                case_id: Some(case.id.clone()),
-            });
-            false
+/// The cases sorted by id, each repeated id after its first (in file order) turned into a
+/// load error (in file order). Sorts indices, not the cases themselves, in parallel.
+fn sort_rejecting_duplicate_ids(cases: Vec<Case>, errors: &mut Vec<LoadError>) -> Vec<Case> {
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    order.par_sort_unstable_by(|&a, &b| cases[a].id.cmp(&cases[b].id).then(a.cmp(&b)));
+    // (repeat, first) pairs of indices.
+    let mut repeats = Vec::new();
+    let mut run_first = None;
+    for pair in order.windows(2) {
+        if cases[pair[0]].id == cases[pair[1]].id {
+            let first = *run_first.get_or_insert(pair[0]);
+            repeats.push((pair[1], first));
+        } else {
+            run_first = None;
         }
-        None => {
-            first_seen.insert(case.id.clone(), (case.file.clone(), case.line));
-            true
-        }
-    });
+    }
+    repeats.sort_unstable();
+    let mut rejected = vec![false; cases.len()];
+    for &(repeat, first) in &repeats {
+        rejected[repeat] = true;
+        let (case, first) = (&cases[repeat], &cases[first]);
+        errors.push(LoadError {
+            file: case.file.clone(),
+            line: case.line,
+            column: 1,
+            field: "id".to_string(),
+            message: format!(
+                "duplicate case id `{}` (first defined at {}:{})",
+                case.id,
+                first.file.display(),
+                first.line
+            ),
+            case_id: Some(case.id.clone()),
+        });
+    }
+    let mut slots: Vec<Option<Case>> = cases.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter(|&i| !rejected[i])
+        .filter_map(|i| slots[i].take())
+        .collect()
 }
 
 /// Loads one case file. `root` is the folder group names are relative to. Files larger than
@@ -1254,6 +1271,56 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(cases[0].id, "dml_argmax::test::one");
         assert_eq!(cases[0].line, 3);
+    }
+
+    #[test]
+    fn repeated_ids_are_errors_in_file_order_naming_the_first() {
+        let case = argmax_case(
+            "{type: FLOAT32, sizes: [3], data: [1, 3, 2]}",
+            "{type: UINT32, sizes: [1], data: [1]}",
+        );
+        let second = case.replace("id: one", "id: two");
+        let roots: Vec<PathBuf> = (0..3)
+            .map(|_| tempfile::tempdir().unwrap().keep())
+            .collect();
+        for (root, text) in roots.iter().zip([&case, &second, &case]) {
+            std::fs::create_dir(root.join("test")).unwrap();
+            // `one` twice in a file, then again in a later root; `two` once.
+            let twice = format!("{text}{}", text.split_once("cases:\n").unwrap().1);
+            std::fs::write(root.join("test/dml_argmax.yaml"), twice).unwrap();
+        }
+        let loaded = load_paths(&roots);
+        let ids: Vec<&str> = loaded.cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["dml_argmax::test::one", "dml_argmax::test::two"]);
+        let first = format!("{}:3", roots[0].join("test/dml_argmax.yaml").display());
+        let places: Vec<(PathBuf, usize)> = loaded
+            .errors
+            .iter()
+            .map(|e| (e.file.clone(), e.line))
+            .collect();
+        let file = |k: usize| roots[k].join("test/dml_argmax.yaml");
+        assert_eq!(
+            places,
+            [(file(0), 12), (file(1), 12), (file(2), 3), (file(2), 12)]
+        );
+        assert!(
+            loaded.errors[0].message.contains(&first),
+            "{:?}",
+            loaded.errors[0]
+        );
+        assert!(
+            loaded.errors[2].message.contains(&first),
+            "{:?}",
+            loaded.errors[2]
+        );
+        assert!(
+            loaded.errors[1].message.contains(":3)"),
+            "{:?}",
+            loaded.errors[1]
+        );
+        for root in roots {
+            std::fs::remove_dir_all(root).unwrap();
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 pub mod de;
 mod flow;
 pub mod scalar;
+mod subset;
 pub mod tree;
 
 pub use de::{DeError, NodeDeserializer};

@@ -1,6 +1,7 @@
 //! The located YAML tree and its builder.
 
 use super::flow::{self, SimpleSeq};
+use super::subset;
 use crate::case::caps::{MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_NODES};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use std::borrow::Cow;
@@ -340,11 +341,16 @@ impl<'a> Builder<'a> {
 /// Parses `text` (one YAML document) into a located tree. A leading byte-order mark is
 /// skipped. An empty document is a null scalar.
 ///
+/// Text within the subset of YAML that case files are written in is read directly
+/// ([`subset::read`]: the same tree, much faster); any other text goes to the parser.
 /// Simple flow sequences are read ahead ([`flow`]) and the parser reads a copy of the text
 /// with their contents blanked; when the parser's lists do not match them, or the copy does
 /// not parse, the original text is parsed as it is (so errors are always the parser's own).
 pub fn parse(text: &str) -> Result<Node<'_>, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Ok(root) = subset::read(text) {
+        return Ok(root);
+    }
     let simple = flow::find(text);
     if simple.is_empty() {
         return parse_with(text, text, Vec::new());
@@ -359,7 +365,7 @@ pub fn parse(text: &str) -> Result<Node<'_>, ParseError> {
 /// Builds the tree of `text` from the events of `parsed` (`text`, or `text` with the contents
 /// of the `simple` sequences blanked). A mismatch with `simple` is an error (with no position:
 /// [`parse`] then parses `text` itself).
-fn parse_with<'a>(
+pub(super) fn parse_with<'a>(
     text: &'a str,
     parsed: &str,
     simple: Vec<SimpleSeq<'a>>,
