@@ -3,7 +3,7 @@
 //! numpy cross-check (`tools/check_expectations.py`) to reproduce bit for bit.
 
 use super::element::{Element, EncodeError};
-use super::float16::{f16_bits_from_f64, f32_bits_from_f64};
+use super::float16::{f16_bits_from_finite_f64, f32_bits_from_f64};
 use opconform_backend::DataType;
 use rayon::prelude::*;
 use schemars::JsonSchema;
@@ -173,25 +173,49 @@ impl DataGenerator {
     /// Generates `out.len() / size` elements of `data_type` into `out`, in parallel tasks.
     fn fill_fast(&self, kind: FastKind, data_type: DataType, out: &mut [MaybeUninit<u8>]) {
         match data_type {
-            DataType::Float64 => fill_typed(self.seed, out, |x| kind.float(x).to_le_bytes()),
-            DataType::Float32 => fill_typed(self.seed, out, |x| {
-                f32_bits_from_f64(kind.float(x)).to_le_bytes()
-            }),
-            DataType::Float16 => fill_typed(self.seed, out, |x| {
-                f16_bits_from_f64(kind.float(x)).to_le_bytes()
-            }),
-            DataType::Int64 | DataType::Uint64 => {
-                fill_typed(self.seed, out, |x| kind.int(x).to_le_bytes())
-            }
-            DataType::Int32 | DataType::Uint32 => {
-                fill_typed(self.seed, out, |x| (kind.int(x) as u32).to_le_bytes())
-            }
-            DataType::Int16 | DataType::Uint16 => {
-                fill_typed(self.seed, out, |x| (kind.int(x) as u16).to_le_bytes())
-            }
-            DataType::Int8 | DataType::Uint8 => {
-                fill_typed(self.seed, out, |x| (kind.int(x) as u8).to_le_bytes())
-            }
+            DataType::Float64 => fill_typed(
+                self.seed,
+                out,
+                #[inline(always)]
+                |x| kind.float(x).to_le_bytes(),
+            ),
+            DataType::Float32 => fill_typed(
+                self.seed,
+                out,
+                #[inline(always)]
+                |x| f32_bits_from_f64(kind.float(x)).to_le_bytes(),
+            ),
+            // Every value is finite: `fast_kind` checked the bounds and their span.
+            DataType::Float16 => fill_typed(
+                self.seed,
+                out,
+                #[inline(always)]
+                |x| f16_bits_from_finite_f64(kind.float(x)).to_le_bytes(),
+            ),
+            DataType::Int64 | DataType::Uint64 => fill_typed(
+                self.seed,
+                out,
+                #[inline(always)]
+                |x| kind.int(x).to_le_bytes(),
+            ),
+            DataType::Int32 | DataType::Uint32 => fill_typed(
+                self.seed,
+                out,
+                #[inline(always)]
+                |x| (kind.int(x) as u32).to_le_bytes(),
+            ),
+            DataType::Int16 | DataType::Uint16 => fill_typed(
+                self.seed,
+                out,
+                #[inline(always)]
+                |x| (kind.int(x) as u16).to_le_bytes(),
+            ),
+            DataType::Int8 | DataType::Uint8 => fill_typed(
+                self.seed,
+                out,
+                #[inline(always)]
+                |x| (kind.int(x) as u8).to_le_bytes(),
+            ),
         }
     }
 
@@ -356,11 +380,57 @@ fn fill_typed<const N: usize>(
         .enumerate()
         .for_each(|(task, chunk)| {
             let first = (task * TASK_ELEMENTS) as u64;
-            let mut state = seed.wrapping_add(first.wrapping_mul(GOLDEN));
-            for element in chunk {
-                element.write(value(splitmix64(&mut state)));
+            let state = seed.wrapping_add(first.wrapping_mul(GOLDEN));
+            #[cfg(target_arch = "x86_64")]
+            if wide_vectors() {
+                // SAFETY: the CPU has every feature `fill_stretch_avx512` enables (checked).
+                unsafe { fill_stretch_avx512(state, chunk, &value) };
+                return;
             }
+            fill_stretch(state, chunk, &value);
         });
+}
+
+/// Writes `value` of the splitmix64 outputs after `state` into `chunk`, in order. Each element
+/// depends only on its index, so the compiler vectorizes the loop where the instruction set
+/// allows (the whole draw, conversions included, with AVX-512).
+#[inline(always)]
+fn fill_stretch<const N: usize>(
+    mut state: u64,
+    chunk: &mut [MaybeUninit<[u8; N]>],
+    value: &impl Fn(u64) -> [u8; N],
+) {
+    for element in chunk {
+        element.write(value(splitmix64(&mut state)));
+    }
+}
+
+/// [`fill_stretch`] compiled for AVX-512 (F, DQ for 64-bit multiplies and conversions, VL,
+/// BW) and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c")]
+unsafe fn fill_stretch_avx512<const N: usize>(
+    state: u64,
+    chunk: &mut [MaybeUninit<[u8; N]>],
+    value: &impl Fn(u64) -> [u8; N],
+) {
+    fill_stretch(state, chunk, value)
+}
+
+/// Whether this CPU runs [`fill_stretch_avx512`] (detected once).
+#[cfg(target_arch = "x86_64")]
+fn wide_vectors() -> bool {
+    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DETECTED.get_or_init(|| {
+        use std::arch::is_x86_feature_detected as has;
+        has!("avx512f")
+            && has!("avx512dq")
+            && has!("avx512vl")
+            && has!("avx512bw")
+            && has!("avx2")
+            && has!("fma")
+            && has!("f16c")
+    })
 }
 
 #[cfg(test)]

@@ -30,6 +30,13 @@ pub fn f16_bits_from_f64(value: f64) -> u16 {
             sign | 0x7e00 | ((fraction >> 42) as u16 & 0x1ff)
         };
     }
+    f16_bits_from_finite_f64(value)
+}
+
+/// [`f16_bits_from_f64`] of a finite `value` (an infinity or NaN gives a meaningless pattern):
+/// no branch, so that a loop over many values vectorizes.
+#[inline(always)]
+pub fn f16_bits_from_finite_f64(value: f64) -> u16 {
     f16_bits_from_f32(f32_rounded_to_odd(value))
 }
 
@@ -63,20 +70,24 @@ fn f16_bits_from_f32(value: f32) -> u16 {
     let bits = value.to_bits();
     let sign = ((bits >> 16) & 0x8000) as u16;
     let magnitude = bits & 0x7fff_ffff;
+    // All three results are computed and one is selected, so that a loop over many values
+    // vectorizes (the ones not selected may be meaningless, never undefined).
+    let aligned = f32::from_bits(magnitude) + f32::from_bits(SUBNORMAL_ALIGN);
+    let subnormal = aligned.to_bits().wrapping_sub(SUBNORMAL_ALIGN) as u16;
+    let odd = (magnitude >> 13) & 1;
+    // Adding 2^12 - 1 plus the kept last bit rounds the 13 dropped bits to nearest even; a
+    // carry runs into the exponent (up to infinity at 65520).
+    let normal = (magnitude
+        .wrapping_add(REBIAS)
+        .wrapping_add(0xfff)
+        .wrapping_add(odd)
+        >> 13) as u16;
     let half = if magnitude >= OVERFLOW {
         0x7c00
     } else if magnitude < SMALLEST_NORMAL {
-        let aligned = f32::from_bits(magnitude) + f32::from_bits(SUBNORMAL_ALIGN);
-        (aligned.to_bits() - SUBNORMAL_ALIGN) as u16
+        subnormal
     } else {
-        let odd = (magnitude >> 13) & 1;
-        // Adding 2^12 - 1 plus the kept last bit rounds the 13 dropped bits to nearest even; a
-        // carry runs into the exponent (up to infinity at 65520).
-        (magnitude
-            .wrapping_add(REBIAS)
-            .wrapping_add(0xfff)
-            .wrapping_add(odd)
-            >> 13) as u16
+        normal
     };
     sign | half
 }
