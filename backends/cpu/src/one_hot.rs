@@ -315,7 +315,7 @@ fn fill<V: Value>(
 /// Writes the output elements `first..` that `chunk` holds, a stage-sized piece at a time.
 fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], stream: bool) {
     let piece = ONE_HOT_STAGE_BYTES / V::SIZE;
-    let mut cache = PositionCache::new();
+    let mut cache = PositionCache::new(sequences_touched(f.shape, first, chunk.len() / V::SIZE));
     if !stream {
         for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
             scatter_piece(f, first + p * piece, dst, &mut cache);
@@ -331,31 +331,44 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
     stream_fence();
 }
 
+/// The end of the sequences whose elements the output elements `first..first + n` (n > 0)
+/// can hold: those of every outer block the range touches.
+fn sequences_touched(shape: OneHotShape, first: usize, n: usize) -> usize {
+    let block = shape.depth * shape.inner;
+    ((first + n.max(1) - 1) / block + 1) * shape.inner
+}
+
 /// The positions of a block of consecutive sequences, resolved once and read by every piece
 /// of a task that needs them (a piece of a deep output holds few sequences, and resolving
-/// them piece by piece cost more than writing the piece).
+/// them piece by piece cost more than writing the piece). Never resolves past the task's
+/// last sequence: with a deep axis a task holds only a few (16 rows of 4096 bytes), and
+/// resolving a full block for each cost as much as writing the output.
 struct PositionCache {
     /// The first sequence held, and how many.
     first: usize,
     len: usize,
+    /// The end of the sequences the task can need.
+    limit: usize,
     positions: [u32; ONE_HOT_POSITION_BLOCK],
 }
 
 impl PositionCache {
-    fn new() -> PositionCache {
+    fn new(limit: usize) -> PositionCache {
         PositionCache {
             first: 0,
             len: 0,
+            limit,
             positions: [NO_POSITION; ONE_HOT_POSITION_BLOCK],
         }
     }
 
     /// The positions of sequences `s..` (at least one, at most up to `end`, which is at most
-    /// the sequence count), resolving a new block from `s` when `s` is not held.
+    /// the task's limit and the sequence count), resolving a new block from `s` when `s` is
+    /// not held.
     #[inline(always)]
     fn from(&mut self, indices: &Indices<'_>, s: usize, end: usize) -> &[u32] {
         if s < self.first || s >= self.first + self.len {
-            let m = (indices.len() - s).min(ONE_HOT_POSITION_BLOCK);
+            let m = (self.limit.min(indices.len()) - s).min(ONE_HOT_POSITION_BLOCK);
             indices.positions(s, &mut self.positions[..m]);
             (self.first, self.len) = (s, m);
         }
