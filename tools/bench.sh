@@ -30,7 +30,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 runs=3
-reps=5
+reps=6
 quick=()
 only=()
 doc=1

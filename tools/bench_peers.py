@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import ctypes
 import gc
+import itertools
 import json
 import os
 import platform
@@ -643,8 +644,9 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log) -> dict:
     """Times ours, numpy and ONNX Runtime on `row`, interleaved; checks their results.
 
     The first call of each contender (the one checked) is its warm-up. Then `reps` rounds,
-    the order rotating every round; a contender whose first call took over SLOW_CALL_S is
-    timed only in the first max(1, SLOW_BUDGET_S / that) rounds."""
+    each in the next permutation of the contenders (6 rounds: every order once); a contender
+    whose first call took over SLOW_CALL_S is timed only in the first max(1, SLOW_BUDGET_S /
+    that) rounds."""
     result = {"threads": threads}
     checks = {}
     first = {}
@@ -689,10 +691,16 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log) -> dict:
         for name in names
     }
     times = {name: [] for name in names}
+    # Every order of the contenders in turn, not one order rotated: rotating keeps the cyclic
+    # order, so one contender always ran right after the same other one. On this machine
+    # memory left untouched for 10-20 ms is slower to reach again (a 16 MB read 0.57 ms warm,
+    # 1.06 ms after 20 ms of other work), so the contender that always followed the slowest
+    # peer (ours, after ONNX Runtime's 23 ms OneHot) was always timed cold, and the others warm.
+    orders = list(itertools.permutations(names))
     gc.disable()
     try:
         for rep in range(reps):
-            order = names[rep % len(names):] + names[: rep % len(names)]
+            order = orders[rep % len(orders)]
             for name in order:
                 if len(times[name]) < wanted[name]:
                     times[name].append(contenders[name]() * 1e3)
@@ -1099,7 +1107,7 @@ def main() -> int:
     run = sub.add_parser("run", help="time ours, numpy and ONNX Runtime; write a run's JSON")
     run.add_argument("--lib", required=True, help="path of libopconform_bench.so")
     run.add_argument("--out", required=True, help="where to write the run's results")
-    run.add_argument("--reps", type=int, default=5, help="interleaved repetitions per row")
+    run.add_argument("--reps", type=int, default=6, help="interleaved repetitions per row")
     run.add_argument("--only", help="run only rows whose id contains this text")
     run.add_argument("--quick", action="store_true", help="small inputs (a smoke test)")
     report = sub.add_parser("report", help="merge runs into the Markdown tables")
@@ -1111,7 +1119,7 @@ def main() -> int:
     sweep.add_argument("--lib", required=True, help="path of libopconform_bench.so")
     sweep.add_argument("--seed", type=int, default=1, help="seed of the rows drawn")
     sweep.add_argument("--rows", type=int, default=40, help="rows drawn")
-    sweep.add_argument("--reps", type=int, default=3, help="interleaved repetitions per row")
+    sweep.add_argument("--reps", type=int, default=6, help="interleaved repetitions per row")
     sweep.add_argument("--tiny", type=float, default=0.15, help="share of 1-256-element latency rows")
     sweep.add_argument("--operator", help="argmax, nonzero or one_hot only")
     sweep.add_argument("--out", help="write the rows as JSON here")
