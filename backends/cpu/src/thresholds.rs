@@ -85,8 +85,11 @@ pub const NONZERO_STAGE_BYTES: usize = 8192;
 pub const ONE_HOT_STAGE_BYTES: usize = 8192;
 
 /// Outputs at least this many bytes long are written with non-temporal stores
-/// (NonZeroCoordinates rows, OneHot outputs).
-pub const STREAM_MIN_BYTES: usize = 16 << 20;
+/// (NonZeroCoordinates rows, OneHot outputs). 16 MiB kept a 15 MB OneHot output on normal
+/// stores, each line read for ownership first: 1.9 ms against 1.1 ms streamed (per core, calls
+/// interleaved with numpy and ONNX Runtime). At 4 MiB the 4-8 MB rows measured mostly faster
+/// streamed, 1 MiB slowed a 2 MB one (0.13 -> 0.19 ms).
+pub const STREAM_MIN_BYTES: usize = 4 << 20;
 
 /// OneHot: positions resolved from the indices at a time (into a buffer on the stack); also
 /// the longest row segment of the select kernel.
