@@ -27,10 +27,11 @@
 
 use crate::element::{Element, OneHotIndex};
 use crate::parallel::{for_each_chunk_mut, map_ranges, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
-use crate::simd::{copy_streaming, stream_fence, Isa};
+use crate::simd::{copy_streaming, stream_fence, Isa, LineStreamer};
 use crate::strided::{internal, write_packed, Layout, Nest};
 use crate::thresholds::{
-    ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER, ONE_HOT_STAGE_BYTES, STREAM_MIN_BYTES,
+    ONE_HOT_DIRECT_MIN_ROW_BYTES, ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER,
+    ONE_HOT_STAGE_BYTES, STREAM_MIN_BYTES,
 };
 use opconform_backend::{BackendError, DataType, Level, OneHotDesc, Tensor};
 
@@ -322,6 +323,11 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
         }
         return;
     }
+    if streams_rows_directly(f.shape, V::SIZE, chunk) {
+        stream_rows(f, first, chunk, &mut cache);
+        stream_fence();
+        return;
+    }
     let mut stage = [0u8; ONE_HOT_STAGE_BYTES];
     for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
         let staged = &mut stage[..dst.len()];
@@ -329,6 +335,53 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
         copy_streaming(dst, staged, true);
     }
     stream_fence();
+}
+
+/// Whether [`stream_rows`] writes this output: OnValues in rows of their own (Axis last) at
+/// most one per two 64-byte lines, and elements aligned to their size in memory (so that no
+/// element straddles two lines and every aligned line holds the same OffValue pattern).
+fn streams_rows_directly(shape: OneHotShape, size: usize, out: &[u8]) -> bool {
+    shape.inner == 1
+        && shape.depth * size >= ONE_HOT_DIRECT_MIN_ROW_BYTES
+        && (out.as_ptr() as usize).is_multiple_of(size)
+}
+
+/// Writes the output elements `start..` that `out` holds, for an Axis-last output with deep
+/// rows: the OffValue pattern is streamed line by line from a register, and the few lines that
+/// hold an OnValue are patched on the way ([`LineStreamer`]). Nothing is staged, so every byte
+/// is written once and read never. Sequence `s` puts its OnValue at element `s·depth + p`:
+/// increasing with `s`, as the streamer needs.
+fn stream_rows<V: Value>(
+    f: &Fill<'_, '_, V>,
+    start: usize,
+    out: &mut [u8],
+    cache: &mut PositionCache,
+) {
+    let n = out.len() / V::SIZE;
+    if n == 0 {
+        return;
+    }
+    let depth = f.shape.depth;
+    let mut pattern = [0u8; 64];
+    fill_pattern(&mut pattern, f.off);
+    let mut on = [0u8; 8];
+    f.on.write(&mut on);
+    let on = &on[..V::SIZE];
+    let mut lines = LineStreamer::new(out, pattern);
+    let (mut s, end) = (start / depth, (start + n - 1) / depth + 1);
+    while s < end {
+        let positions = cache.from(f.indices, s, end);
+        for (k, &p) in positions.iter().enumerate() {
+            if p != NO_POSITION {
+                let at = ((s + k) * depth + p as usize).wrapping_sub(start);
+                if at < n {
+                    lines.patch(at * V::SIZE, on);
+                }
+            }
+        }
+        s += positions.len();
+    }
+    lines.finish();
 }
 
 /// The end of the sequences whose elements the output elements `first..first + n` (n > 0)
@@ -1105,13 +1158,20 @@ mod tests {
                         stream,
                         isa,
                     };
-                    let mut out = vec![0xABu8; expected.len()];
-                    fill_sized(&indices, shape, &on, &off, &mut out, mode).unwrap();
+                    // Every start within a line, element-aligned or not (the direct stream
+                    // of deep rows needs aligned elements; the stage takes the others).
+                    let at = (rng.next() % 64) as usize;
+                    let mut buffer = vec![0xABu8; expected.len() + 64];
+                    let out = &mut buffer[at..at + expected.len()];
+                    fill_sized(&indices, shape, &on, &off, out, mode).unwrap();
                     assert!(
                         out == expected,
                         "{outer}x{depth}x{inner}, {size}-byte values, {data_type} indices \
-                         (strides {strides:?}, from_end {from_end}), {mode:?}"
+                         (strides {strides:?}, from_end {from_end}), {mode:?}, at {at}"
                     );
+                    assert!(buffer[..at].iter().all(|&b| b == 0xAB), "before the output");
+                    let after = &buffer[at + expected.len()..];
+                    assert!(after.iter().all(|&b| b == 0xAB), "after the output");
                 }
             }
         }
@@ -1128,6 +1188,11 @@ mod tests {
             (9, 2, 3),
             (5, 3, 7),
             (100, 64, 1),
+            // Deep rows, streamed line by line when streaming (rows of 256 bytes and more).
+            (20, 1000, 1),
+            (9, 4096, 1),
+            (31, 300, 1),
+            (3, 65, 1),
             (20, 33, 31),
             (2, 300, limit),
             // Many sequences per piece: several blocks of positions.

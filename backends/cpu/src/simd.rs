@@ -165,6 +165,111 @@ pub(crate) fn copy_streaming(dst: &mut [u8], src: &[u8], stream: bool) {
     dst.copy_from_slice(src);
 }
 
+/// Writes a buffer made of one repeating 64-byte `pattern` (every 64-byte-aligned line of the
+/// buffer holds exactly `pattern`) with a few patched bytes, line by line from registers: the
+/// aligned lines with non-temporal stores on x86-64, no line read or staged. The unaligned
+/// head and tail are written at once with plain stores.
+///
+/// Patches come in increasing byte order ([`LineStreamer::patch`]); [`LineStreamer::finish`]
+/// writes the rest. Call [`stream_fence`] before the memory is handed to another thread.
+pub(crate) struct LineStreamer<'o> {
+    out: &'o mut [u8],
+    pattern: [u8; 64],
+    /// The aligned body, `body.start..body.end`, in whole lines.
+    body: std::ops::Range<usize>,
+    /// The next line of the body not yet written.
+    next_line: usize,
+    /// The line being patched (its offset), and its bytes.
+    open: Option<(usize, [u8; 64])>,
+}
+
+impl<'o> LineStreamer<'o> {
+    /// Starts writing `out`. The caller guarantees that byte `i` of `out` is meant to hold
+    /// `pattern[(i - head) % 64]` where `head` is the offset of the first aligned line; the
+    /// head and the tail are written here from the same pattern.
+    pub(crate) fn new(out: &'o mut [u8], pattern: [u8; 64]) -> LineStreamer<'o> {
+        let head = out.as_ptr().align_offset(64).min(out.len());
+        let end = head + (out.len() - head) / 64 * 64;
+        for (i, byte) in out[..head].iter_mut().enumerate() {
+            *byte = pattern[(i + 64 - head) % 64];
+        }
+        for (i, byte) in out[end..].iter_mut().enumerate() {
+            *byte = pattern[i];
+        }
+        LineStreamer {
+            out,
+            pattern,
+            body: head..end,
+            next_line: head,
+            open: None,
+        }
+    }
+
+    /// Writes `bytes` at offset `at` (not before any earlier patch's line; within one line
+    /// of the body, or anywhere in the head or tail).
+    #[inline]
+    pub(crate) fn patch(&mut self, at: usize, bytes: &[u8]) {
+        if !self.body.contains(&at) {
+            self.out[at..at + bytes.len()].copy_from_slice(bytes);
+            return;
+        }
+        let line = self.body.start + (at - self.body.start) / 64 * 64;
+        match &mut self.open {
+            Some((open, _)) if *open == line => {}
+            _ => {
+                self.close_line();
+                self.stream_pattern_to(line);
+                self.open = Some((line, self.pattern));
+            }
+        }
+        let (_, bytes_of_line) = self.open.as_mut().expect("a line was just opened");
+        let offset = at - line;
+        bytes_of_line[offset..offset + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// Writes every line not written yet.
+    pub(crate) fn finish(mut self) {
+        self.close_line();
+        self.stream_pattern_to(self.body.end);
+    }
+
+    fn close_line(&mut self) {
+        if let Some((line, bytes)) = self.open.take() {
+            self.store_line(line, &bytes);
+            self.next_line = line + 64;
+        }
+    }
+
+    /// Writes the pattern over the lines from `next_line` up to `end`.
+    fn stream_pattern_to(&mut self, end: usize) {
+        let pattern = self.pattern;
+        let mut line = self.next_line;
+        while line < end {
+            self.store_line(line, &pattern);
+            line += 64;
+        }
+        self.next_line = end.max(self.next_line);
+    }
+
+    #[inline(always)]
+    fn store_line(&mut self, line: usize, bytes: &[u8; 64]) {
+        let dst = &mut self.out[line..line + 64];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `dst` is 64 bytes long and 64-byte aligned (a line of the body), so the four
+        // 16-byte stores are in bounds and 16-byte aligned; the loads read `bytes` unaligned.
+        // SSE2 is part of the x86-64 baseline.
+        unsafe {
+            use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+            for k in 0..4 {
+                let v = _mm_loadu_si128(bytes.as_ptr().add(16 * k).cast::<__m128i>());
+                _mm_stream_si128(dst.as_mut_ptr().add(16 * k).cast::<__m128i>(), v);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        dst.copy_from_slice(bytes);
+    }
+}
+
 /// Asks the CPU to bring the cache lines of `bytes` into its caches (a hint: it never
 /// faults, and does nothing off x86-64).
 #[inline(always)]
@@ -314,6 +419,57 @@ unsafe fn nonzero_masks_avx2(bytes: &[u8], size: usize, significant: u64, masks:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_line_streamer_writes_the_pattern_and_every_patch_at_any_alignment() {
+        // A pattern of 64 different bytes: any misplaced line or head byte shows.
+        let pattern: [u8; 64] = std::array::from_fn(|i| 100 + i as u8);
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..2000 {
+            let (at, len) = (next(64), next(700));
+            let mut buffer = vec![0u8; len + 128];
+            let head = buffer[at..].as_ptr().align_offset(64).min(len);
+            let mut expected: Vec<u8> = (0..len)
+                .map(|i| pattern[(i + 64 * 16 - head) % 64])
+                .collect();
+            let mut patches = Vec::new();
+            let mut offset = 0;
+            while len > 0 && offset < len {
+                offset += next(200);
+                let width = 1 + next(4);
+                if offset + width <= len {
+                    patches.push((offset, width));
+                }
+                offset += width;
+            }
+            let mut lines = LineStreamer::new(&mut buffer[at..at + len], pattern);
+            for &(offset, width) in &patches {
+                let bytes = vec![offset as u8 ^ 0x5a; width];
+                // A patch stays within one line (as elements aligned to their size do):
+                // ones that would cross a line boundary are left out.
+                let crosses = if offset < head {
+                    offset + width > head
+                } else {
+                    (offset - head) % 64 + width > 64
+                };
+                if !crosses {
+                    lines.patch(offset, &bytes);
+                    expected[offset..offset + width].copy_from_slice(&bytes);
+                }
+            }
+            lines.finish();
+            stream_fence();
+            assert_eq!(&buffer[at..at + len], &expected[..], "at {at}, len {len}");
+            assert!(buffer[..at].iter().all(|&b| b == 0), "before");
+            assert!(buffer[at + len..].iter().all(|&b| b == 0), "after");
+        }
+    }
 
     #[test]
     fn avx2_masks_match_a_scalar_check_for_every_size() {

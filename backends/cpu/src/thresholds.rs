@@ -84,6 +84,11 @@ pub const NONZERO_STAGE_BYTES: usize = 8192;
 /// of at least [`STREAM_MIN_BYTES`]).
 pub const ONE_HOT_STAGE_BYTES: usize = 8192;
 
+/// OneHot, streamed, Axis last: rows of at least this many bytes are streamed line by line
+/// with their OnValues patched in (no stage filled and read again); shorter rows, with an
+/// OnValue in most lines, are built in the stage.
+pub const ONE_HOT_DIRECT_MIN_ROW_BYTES: usize = 256;
+
 /// Outputs at least this many bytes long are written with non-temporal stores
 /// (NonZeroCoordinates rows, OneHot outputs). 16 MiB kept a 15 MB OneHot output on normal
 /// stores, each line read for ownership first: 1.9 ms against 1.1 ms streamed (per core, calls
