@@ -22,7 +22,9 @@
 //!
 //! Outputs of at least [`STREAM_MIN_BYTES`] are built in an L1-resident stage and copied out
 //! with non-temporal stores ([`copy_streaming`]), so every output byte crosses the memory bus
-//! once, with no read-for-ownership. Both kernels are compiled a second time for AVX2
+//! once, with no read-for-ownership. Axis-last outputs with rows of at least
+//! [`ONE_HOT_DIRECT_MIN_ROW_BYTES`] skip the stage: OffValue's pattern is streamed line by line
+//! from a register and the lines holding an OnValue are patched on the way ([`stream_rows`]). Both kernels are compiled a second time for AVX2
 //! ([`Isa`]). Strided outputs are produced packed, then scattered ([`write_packed`]).
 
 use crate::element::{Element, OneHotIndex};
