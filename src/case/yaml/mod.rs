@@ -15,3 +15,22 @@ pub mod tree;
 
 pub use de::{DeError, NodeDeserializer};
 pub use tree::{parse, Node, NodeValue, ParseError, Pos};
+
+/// Every case file of the repository (`cases/**/*.yaml`) with its text, for tests over the
+/// real files.
+#[cfg(test)]
+fn repository_case_files() -> Vec<(std::path::PathBuf, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    let mut pending = vec![root];
+    let mut files = Vec::new();
+    while let Some(path) = pending.pop() {
+        if path.is_dir() {
+            pending.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            files.push((path, text));
+        }
+    }
+    assert!(files.len() > 40, "{} case files", files.len());
+    files
+}
