@@ -24,8 +24,8 @@
 //! with non-temporal stores ([`copy_streaming`]), so every output byte crosses the memory bus
 //! once, with no read-for-ownership. Axis-last outputs with rows of at least
 //! [`ONE_HOT_DIRECT_MIN_ROW_BYTES`] skip the stage: OffValue's pattern is streamed line by line
-//! from a register and the lines holding an OnValue are patched on the way ([`stream_rows`]). Both kernels are compiled a second time for AVX2
-//! ([`Isa`]). Strided outputs are produced packed, then scattered ([`write_packed`]).
+//! from a register and the lines holding an OnValue are patched on the way ([`stream_rows`]).
+//! Both kernels are compiled a second time for AVX2 ([`Isa`]). Strided outputs are produced packed, then scattered ([`write_packed`]).
 
 use crate::element::{Element, OneHotIndex};
 use crate::parallel::{for_each_chunk_mut, map_ranges, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
@@ -339,8 +339,8 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
     stream_fence();
 }
 
-/// Whether [`stream_rows`] writes this output: OnValues in rows of their own (Axis last) at
-/// most one per two 64-byte lines, and elements aligned to their size in memory (so that no
+/// Whether [`stream_rows`] writes this output: OnValues in rows of their own (Axis last) of at
+/// least [`ONE_HOT_DIRECT_MIN_ROW_BYTES`], and elements aligned to their size in memory (so that no
 /// element straddles two lines and every aligned line holds the same OffValue pattern).
 fn streams_rows_directly(shape: OneHotShape, size: usize, out: &[u8]) -> bool {
     shape.inner == 1
@@ -370,7 +370,7 @@ fn stream_rows<V: Value>(
     f.on.write(&mut on);
     let on = &on[..V::SIZE];
     let mut lines = LineStreamer::new(out, pattern);
-    let (mut s, end) = (start / depth, (start + n - 1) / depth + 1);
+    let (mut s, end) = (start / depth, sequences_touched(f.shape, start, n));
     while s < end {
         let positions = cache.from(f.indices, s, end);
         for (k, &p) in positions.iter().enumerate() {
@@ -478,8 +478,8 @@ fn scatter_body<V: Value>(
     let n = out.len() / V::SIZE;
     let OneHotShape { depth, inner, .. } = f.shape;
     let block = depth * inner;
-    let (o_first, o_end) = (start / block, (start + n - 1) / block + 1);
-    let (mut s, seq_end) = (o_first * inner, o_end * inner);
+    let o_first = start / block;
+    let (mut s, seq_end) = (o_first * inner, sequences_touched(f.shape, start, n));
     // `base` is sequence `s`'s element at Axis coordinate 0: o * block + x.
     let (mut x, mut base) = (0usize, o_first * block);
     while s < seq_end {
