@@ -557,6 +557,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::yaml::test_support::{repository_case_files, Draw};
     use crate::case::yaml::tree::{parse_with, ParseError};
 
     /// The general parser's tree of `text` (the original text, nothing read ahead).
@@ -659,39 +660,14 @@ mod tests {
             "}", ", ", ",", ": ", ":", "# c", "#", "'q'", "\"d\"", "-1", ".5", "'", "\"", "?",
             "&a ", "\t", "é", "…", "\u{a0}", "\u{85}", "\u{2028}", "# ü\n",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut draw = Draw(0x9e37_79b9_7f4a_7c15);
         let mut read_directly = 0;
         for _ in 0..60_000 {
-            let len = 1 + next() % 16;
-            let text: String = (0..len)
-                .map(|_| PARTS[(next() % PARTS.len() as u64) as usize])
-                .collect();
+            let text = draw.text(&PARTS, 16);
             read_directly += usize::from(assert_same_or_unsupported(&text));
         }
         // The draw must exercise the reader, not only its giving up.
         assert!(read_directly > 2_000, "{read_directly} texts read directly");
-    }
-
-    /// A small xorshift generator for the random texts.
-    struct Draw(u64);
-
-    impl Draw {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-
-        fn pick<'t>(&mut self, from: &[&'t str]) -> &'t str {
-            from[self.below(from.len())]
-        }
     }
 
     const WORDS: [&str; 16] = [
@@ -804,7 +780,7 @@ mod tests {
 
     #[test]
     fn every_case_file_is_read_directly_as_the_parser_reads_it() {
-        for (path, text) in crate::case::yaml::repository_case_files() {
+        for (path, text) in repository_case_files() {
             let tree = read(&text);
             assert!(tree.is_ok(), "{} is not read directly", path.display());
             assert!(

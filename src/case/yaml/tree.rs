@@ -436,6 +436,7 @@ fn rebase<'a>(scalar: Cow<'_, str>, parsed: &str, text: &'a str) -> Cow<'a, str>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::yaml::test_support::{repository_case_files, Draw};
 
     #[test]
     fn nodes_keep_their_positions() {
@@ -568,18 +569,9 @@ mod tests {
             "&a ",
             "*a",
         ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut draw = Draw(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
-            let len = 1 + next() % 24;
-            let text: String = (0..len)
-                .map(|_| PARTS[(next() % PARTS.len() as u64) as usize])
-                .collect();
+            let text = draw.text(&PARTS, 24);
             let (fast, plain) = both_ways(&text);
             assert_eq!(fast, plain, "{text:?}");
         }
@@ -587,7 +579,7 @@ mod tests {
 
     #[test]
     fn every_case_file_parses_the_same_read_ahead_or_not() {
-        for (path, text) in crate::case::yaml::repository_case_files() {
+        for (path, text) in repository_case_files() {
             let (fast, plain) = both_ways(&text);
             assert!(fast == plain, "{}", path.display());
             // And the lists were read ahead, not parsed again after a mismatch.
