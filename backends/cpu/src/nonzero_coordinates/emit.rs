@@ -15,8 +15,9 @@ use crate::thresholds::{NONZERO_DENSE_GROUP as DENSE_GROUP, NONZERO_STAGE_BYTES 
 /// The most coordinates per row (DirectML tensors have at most 8 dimensions).
 pub(super) const MAX_N: usize = 8;
 
-/// Bytes a dense group may store past its last row (eight rows of [`MAX_N`] coordinates).
-const OVERRUN: usize = 32 * MAX_N;
+/// Bytes a batch of rows may store past its last row: sixteen rows of [`MAX_N`] coordinates
+/// ([`rows_avx512`]; the AVX2 dense groups store up to eight).
+const OVERRUN: usize = 64 * MAX_N;
 
 /// Bytes of the staging buffer: [`STAGE_BYTES`] plus room for one more group of rows and its
 /// overrun.
@@ -49,6 +50,39 @@ impl RowShape {
     }
 }
 
+/// Which instructions build the rows: the widest the CPU offers, or (tests) a narrower one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RowKernel {
+    /// Plain Rust.
+    Portable,
+    /// Dense groups through AVX2 permutes ([`dense_avx2`]).
+    Avx2,
+    /// Every batch through AVX-512 F compresses ([`batch_avx512`]).
+    Avx512,
+    /// As `Avx512`, with a sparse word's positions compressed in one step (VBMI2
+    /// `vpcompressb`).
+    Avx512Vbmi2,
+}
+
+impl RowKernel {
+    /// The widest row kernel that `isa` allows on this CPU.
+    pub(super) fn for_isa(isa: Isa) -> RowKernel {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::is_x86_feature_detected as has;
+            if isa.avx2() && has!("popcnt") && has!("bmi1") {
+                return match isa {
+                    Isa::Avx512 if has!("avx512vbmi2") => RowKernel::Avx512Vbmi2,
+                    Isa::Avx512 => RowKernel::Avx512,
+                    _ => RowKernel::Avx2,
+                };
+            }
+        }
+        let _ = isa;
+        RowKernel::Portable
+    }
+}
+
 /// Writes the rows of the set bits of `words` (bit `j` of word `w` for element
 /// `start + 64 w + j`; `start` a multiple of 64) into `out`, which holds exactly their rows;
 /// through a staging buffer and non-temporal stores when `stream`. `ahead` is input the
@@ -59,7 +93,7 @@ impl RowShape {
 /// If `out` does not hold exactly one row per set bit.
 pub(super) fn write_rows(
     shape: &RowShape,
-    isa: Isa,
+    kernel: RowKernel,
     words: &[u64],
     start: usize,
     out: &mut [u8],
@@ -67,42 +101,49 @@ pub(super) fn write_rows(
     ahead: &[u8],
 ) {
     match shape.n {
-        1 => dispatch::<1>(shape, isa, words, start, out, stream, ahead),
-        2 => dispatch::<2>(shape, isa, words, start, out, stream, ahead),
-        3 => dispatch::<3>(shape, isa, words, start, out, stream, ahead),
-        4 => dispatch::<4>(shape, isa, words, start, out, stream, ahead),
-        5 => dispatch::<5>(shape, isa, words, start, out, stream, ahead),
-        6 => dispatch::<6>(shape, isa, words, start, out, stream, ahead),
-        7 => dispatch::<7>(shape, isa, words, start, out, stream, ahead),
-        8 => dispatch::<8>(shape, isa, words, start, out, stream, ahead),
+        1 => dispatch::<1>(shape, kernel, words, start, out, stream, ahead),
+        2 => dispatch::<2>(shape, kernel, words, start, out, stream, ahead),
+        3 => dispatch::<3>(shape, kernel, words, start, out, stream, ahead),
+        4 => dispatch::<4>(shape, kernel, words, start, out, stream, ahead),
+        5 => dispatch::<5>(shape, kernel, words, start, out, stream, ahead),
+        6 => dispatch::<6>(shape, kernel, words, start, out, stream, ahead),
+        7 => dispatch::<7>(shape, kernel, words, start, out, stream, ahead),
+        8 => dispatch::<8>(shape, kernel, words, start, out, stream, ahead),
         // Rows of no coordinates take no bytes.
         _ => assert!(out.is_empty(), "NonZeroCoordinates rows miscounted"),
     }
 }
 
-/// [`write_rows`] for rows of `N` coordinates, with the kernel of `isa`.
+/// [`write_rows`] for rows of `N` coordinates, with `kernel`.
 fn dispatch<const N: usize>(
     shape: &RowShape,
-    isa: Isa,
+    kernel: RowKernel,
     words: &[u64],
     start: usize,
     out: &mut [u8],
     stream: bool,
     ahead: &[u8],
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if isa.avx2()
-        && std::is_x86_feature_detected!("popcnt")
-        && std::is_x86_feature_detected!("bmi1")
-    {
-        // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2; POPCNT and BMI1 (every
-        // AVX2 CPU has them) are checked just above.
-        unsafe { rows_avx2::<N>(shape, words, start, out, stream, ahead) };
-        return;
+    // SAFETY (each arm): `RowKernel::for_isa` gives a kernel only when the CPU has every
+    // feature its function enables (the AVX-512 ones come from `Isa::Avx512`: F and BW).
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        RowKernel::Avx2 => unsafe { rows_avx2::<N>(shape, words, start, out, stream, ahead) },
+        #[cfg(target_arch = "x86_64")]
+        RowKernel::Avx512 => unsafe { rows_avx512::<N>(shape, words, start, out, stream, ahead) },
+        #[cfg(target_arch = "x86_64")]
+        RowKernel::Avx512Vbmi2 => unsafe {
+            rows_avx512_vbmi2::<N>(shape, words, start, out, stream, ahead)
+        },
+        _ => rows_body::<N, PORTABLE>(shape, words, start, out, stream, ahead),
     }
-    let _ = isa;
-    rows_body::<N, false>(shape, words, start, out, stream, ahead);
 }
+
+/// [`RowKernel`]s as the const parameter of [`rows_body`] and [`Sink::rows`].
+const PORTABLE: u8 = RowKernel::Portable as u8;
+const AVX2: u8 = RowKernel::Avx2 as u8;
+const AVX512: u8 = RowKernel::Avx512 as u8;
+const AVX512_VBMI2: u8 = RowKernel::Avx512Vbmi2 as u8;
 
 /// [`rows_body`] compiled for AVX2 (with POPCNT and TZCNT), with the dense groups built by
 /// [`dense_avx2`].
@@ -119,14 +160,49 @@ unsafe fn rows_avx2<const N: usize>(
     stream: bool,
     ahead: &[u8],
 ) {
-    rows_body::<N, true>(shape, words, start, out, stream, ahead);
+    rows_body::<N, AVX2>(shape, words, start, out, stream, ahead);
+}
+
+/// [`rows_body`] compiled for AVX-512 (with POPCNT and TZCNT): every batch of rows is built by
+/// [`batch_avx512`].
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW, AVX2, POPCNT and BMI1.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2,popcnt,bmi1")]
+unsafe fn rows_avx512<const N: usize>(
+    shape: &RowShape,
+    words: &[u64],
+    start: usize,
+    out: &mut [u8],
+    stream: bool,
+    ahead: &[u8],
+) {
+    rows_body::<N, AVX512>(shape, words, start, out, stream, ahead);
+}
+
+/// [`rows_avx512`] with VBMI2 for sparse words ([`few_vbmi2`]).
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW and VBMI2, AVX2, POPCNT and BMI1.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx2,popcnt,bmi1")]
+unsafe fn rows_avx512_vbmi2<const N: usize>(
+    shape: &RowShape,
+    words: &[u64],
+    start: usize,
+    out: &mut [u8],
+    stream: bool,
+    ahead: &[u8],
+) {
+    rows_body::<N, AVX512_VBMI2>(shape, words, start, out, stream, ahead);
 }
 
 /// The body of [`write_rows`]: for each set bit, the run that holds it (the cursor moves
 /// forward only when a bit lies past its run), then the bits of the word inside that run as
 /// one batch of rows.
 #[inline(always)]
-fn rows_body<const N: usize, const AVX2: bool>(
+fn rows_body<const N: usize, const KERNEL: u8>(
     shape: &RowShape,
     words: &[u64],
     start: usize,
@@ -159,7 +235,7 @@ fn rows_body<const N: usize, const AVX2: bool>(
             // The last coordinate of bit 0 (wrapping when bit 0 lies before the run: only
             // bits inside it are written).
             let first = base.wrapping_sub(cursor.run_start) as u32;
-            sink.rows::<N, AVX2>(part, first, &cursor.template, &mut lanes);
+            sink.rows::<N, KERNEL>(part, first, &cursor.template, &mut lanes);
             bits &= !part;
         }
     }
@@ -270,7 +346,7 @@ impl<'a> Sink<'a> {
     /// Appends the rows of the set bits `j` of `mask`: `template` with `first + j` in the last
     /// column.
     #[inline(always)]
-    fn rows<const N: usize, const AVX2: bool>(
+    fn rows<const N: usize, const KERNEL: u8>(
         &mut self,
         mask: u64,
         first: u32,
@@ -288,7 +364,9 @@ impl<'a> Sink<'a> {
             (&mut self.out[..], &mut self.written)
         };
         let region = &mut buffer[*at..];
-        if AVX2 && count >= DENSE_GROUP && region.len() >= bytes + 32 * N {
+        if KERNEL >= AVX512 && region.len() >= bytes + 64 * N {
+            batch::<N>(region, mask, first, template, KERNEL == AVX512_VBMI2);
+        } else if KERNEL >= AVX2 && count >= DENSE_GROUP && region.len() >= bytes + 32 * N {
             lanes.refresh(template);
             dense::<N>(region, mask, first, lanes);
         } else if count < SPARSE_BATCH && region.len() >= SPARSE_BATCH * 4 * N {
@@ -544,5 +622,257 @@ unsafe fn dense_avx2<const N: usize>(out: *mut u8, mask: u64, first: u32, lanes:
             _mm256_storeu_si256(at.add(32 * k).cast::<__m256i>(), row);
         }
         at = at.add(byte.count_ones() as usize * 4 * N);
+    }
+}
+
+/// The rows of any mask with AVX-512 ([`batch_avx512`]); `out` has room for the rows plus
+/// `64 * N` bytes. Only reached from the AVX-512 instantiations of [`rows_body`]; `vbmi2` only
+/// from [`rows_avx512_vbmi2`].
+#[inline(always)]
+fn batch<const N: usize>(
+    out: &mut [u8],
+    mask: u64,
+    first: u32,
+    template: &[u8; 4 * MAX_N],
+    vbmi2: bool,
+) {
+    let need = mask.count_ones() as usize * 4 * N + 64 * N;
+    assert!(out.len() >= need, "AVX-512 rows: too little room");
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: only called from `rows_avx512` and `rows_avx512_vbmi2` (the CPU has AVX-512 F,
+    // and VBMI2 when `vbmi2`), and `out` has room for the rows and the overrun (asserted
+    // above).
+    unsafe {
+        batch_avx512::<N>(out.as_mut_ptr(), mask, first, template, vbmi2);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (first, template, vbmi2);
+}
+
+/// For each 16-element lane group of a row block: which coordinate it takes, as an index for
+/// `vpermt2d` over two vectors (the sixteen rows' last coordinates, then the template). Slot
+/// `16 k + l` of the block is column `c = (16 k + l) % N` of row `(16 k + l) / N`: the
+/// coordinate when `c` is the last column, else the template's column `c` (index `16 + c`).
+const fn block_table(n: usize) -> [[u32; 16]; MAX_N] {
+    let mut table = [[0u32; 16]; MAX_N];
+    let mut k = 0;
+    while k < n {
+        let mut l = 0;
+        while l < 16 {
+            let slot = 16 * k + l;
+            let (row, column) = (slot / n, slot % n);
+            table[k][l] = if column == n - 1 { row } else { 16 + column } as u32;
+            l += 1;
+        }
+        k += 1;
+    }
+    table
+}
+
+/// [`block_table`] for every `N` from 0 to [`MAX_N`].
+const BLOCK_TABLES: [[[u32; 16]; MAX_N]; MAX_N + 1] = {
+    let mut tables = [[[0u32; 16]; MAX_N]; MAX_N + 1];
+    let mut n = 1;
+    while n <= MAX_N {
+        tables[n] = block_table(n);
+        n += 1;
+    }
+    tables
+};
+
+/// The rows of the set bits of `mask` with no branch per bit. A mask of at most sixteen bits
+/// is one block: its coordinates `first + j` in one vector ([`few_vbmi2`] or
+/// [`few_expanded`]), which becomes sixteen rows in `N` vectors (one `vpermt2d` of the
+/// coordinates and the template per vector, then an unaligned 64-byte store). A denser mask
+/// is four blocks, one per sixteen bits (`vpcompressd`), each followed by the pointer moving by
+/// its real rows. Everything stays in registers: a list of coordinates stored and loaded again
+/// stalled on store forwarding.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, and VBMI2 when `vbmi2`; `out` must have room for one row of
+/// `N` coordinates per set bit plus `64 * N` bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,popcnt")]
+#[inline]
+unsafe fn batch_avx512<const N: usize>(
+    out: *mut u8,
+    mask: u64,
+    first: u32,
+    template: &[u8; 4 * MAX_N],
+    vbmi2: bool,
+) {
+    use std::arch::x86_64::*;
+    let template = _mm512_zextsi256_si512(_mm256_loadu_si256(template.as_ptr().cast()));
+    let tables: [__m512i; N] =
+        std::array::from_fn(|k| _mm512_loadu_si512(BLOCK_TABLES[N][k].as_ptr().cast()));
+    // Sixteen rows from `block`'s coordinates at `at`. In bounds: `at` is at most the start of
+    // the last row, and the caller's room covers `64 * N` bytes past it.
+    let store = |at: *mut u8, block: __m512i| {
+        for (k, &table) in tables.iter().enumerate() {
+            let rows = _mm512_permutex2var_epi32(block, table, template);
+            _mm512_storeu_si512(at.add(64 * k).cast(), rows);
+        }
+    };
+    if mask.count_ones() <= 16 {
+        let block = if vbmi2 {
+            few_vbmi2(mask, first)
+        } else {
+            few_expanded(mask, first)
+        };
+        store(out, block);
+    } else {
+        let mut at = out;
+        for quarter in 0..4 {
+            let (bits, coordinates) = quarter_coordinates(mask, first, quarter);
+            store(at, coordinates);
+            at = at.add(bits.count_ones() as usize * 4 * N);
+        }
+    }
+}
+
+/// Bits `16 quarter ..` of `mask`, and their coordinates `first + j` packed into the low lanes.
+///
+/// # Safety
+/// The CPU must support AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn quarter_coordinates(
+    mask: u64,
+    first: u32,
+    quarter: u32,
+) -> (u16, std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::*;
+    let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let bits = (mask >> (16 * quarter)) as u16;
+    let base = _mm512_set1_epi32(first.wrapping_add(16 * quarter) as i32);
+    (
+        bits,
+        _mm512_maskz_compress_epi32(bits, _mm512_add_epi32(iota, base)),
+    )
+}
+
+/// The coordinates `first + j` of the set bits of `mask` (at most sixteen) in the low lanes,
+/// from its four quarters, each expanded into the lanes after the previous ones.
+///
+/// # Safety
+/// The CPU must support AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+#[inline]
+unsafe fn few_expanded(mask: u64, first: u32) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let mut block = _mm512_setzero_si512();
+    let mut count = 0u32;
+    for quarter in 0..4 {
+        let (bits, coordinates) = quarter_coordinates(mask, first, quarter);
+        // Lanes from `count` on take the quarter's coordinates, in order.
+        let free = (0xffff_u32 << count) as u16;
+        block = _mm512_mask_expand_epi32(block, free, coordinates);
+        count += bits.count_ones();
+    }
+    block
+}
+
+/// [`few_expanded`] in one compress: the set bits' positions as bytes (`vpcompressb`), widened
+/// to 32 bits.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW and VBMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2")]
+#[inline]
+unsafe fn few_vbmi2(mask: u64, first: u32) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let positions: [u8; 64] = std::array::from_fn(|j| j as u8);
+    let positions = _mm512_loadu_si512(positions.as_ptr().cast());
+    let packed = _mm512_maskz_compress_epi8(mask, positions);
+    let low = _mm512_castsi512_si128(packed);
+    _mm512_add_epi32(_mm512_cvtepu8_epi32(low), _mm512_set1_epi32(first as i32))
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    /// The rows `batch` must write for `mask`: `template` with `first + j` last, per set bit.
+    fn expected_rows(n: usize, mask: u64, first: u32, template: &[u8; 4 * MAX_N]) -> Vec<u8> {
+        let mut rows = Vec::new();
+        for j in (0..64).filter(|j| mask >> j & 1 == 1) {
+            rows.extend_from_slice(&template[..4 * (n - 1)]);
+            rows.extend_from_slice(&first.wrapping_add(j).to_le_bytes());
+        }
+        rows
+    }
+
+    /// Masks that put sixteen bits or fewer in one block, sixteen in one quarter, full
+    /// quarters, the edges, and random ones of every density.
+    fn masks() -> Vec<u64> {
+        let mut masks = vec![
+            0,
+            1,
+            1 << 15,
+            1 << 63,
+            0xffff,
+            u64::MAX,
+            0x8000_0000_0000_8000,
+        ];
+        masks.extend((0..4).map(|q| 0xffff << (16 * q)));
+        masks.extend((0..4).map(|q| 0x7fff << (16 * q + 1)));
+        masks.push(0x0001_0001_0001_0001 * 0xf);
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..400 {
+            let (x, y) = (next(), next());
+            masks.extend([x, x & y, x & y & (y >> 7), x | y]);
+        }
+        masks
+    }
+
+    fn check<const N: usize>(vbmi2: bool) {
+        let template: [u8; 4 * MAX_N] = std::array::from_fn(|i| 0xa0 ^ i as u8);
+        for mask in masks() {
+            for first in [0u32, 7, u32::MAX - 20] {
+                let want = expected_rows(N, mask, first, &template);
+                let mut out = vec![0x5a_u8; want.len() + 64 * N];
+                batch::<N>(&mut out, mask, first, &template, vbmi2);
+                assert!(
+                    out[..want.len()] == want[..],
+                    "N {N}, mask {mask:#018x}, first {first}, vbmi2 {vbmi2}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn avx512_batches_write_the_rows_of_every_mask() {
+        let has = |f: &str| match f {
+            "avx512f" => std::is_x86_feature_detected!("avx512f"),
+            _ => std::is_x86_feature_detected!("avx512vbmi2"),
+        };
+        if !has("avx512f") {
+            eprintln!("no AVX-512 on this CPU: the batch kernel is not reachable here");
+            return;
+        }
+        let modes = if has("avx512vbmi2") {
+            vec![false, true]
+        } else {
+            vec![false]
+        };
+        for vbmi2 in modes {
+            check::<1>(vbmi2);
+            check::<2>(vbmi2);
+            check::<3>(vbmi2);
+            check::<4>(vbmi2);
+            check::<5>(vbmi2);
+            check::<6>(vbmi2);
+            check::<7>(vbmi2);
+            check::<8>(vbmi2);
+        }
     }
 }

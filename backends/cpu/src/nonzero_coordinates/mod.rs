@@ -40,7 +40,7 @@ use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{NONZERO_BLOCK_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW};
-use emit::{RowShape, MAX_N};
+use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
 use rayon::prelude::*;
@@ -59,6 +59,8 @@ pub(crate) fn run(
 #[derive(Debug, Clone, Copy)]
 struct Tuning {
     isa: Isa,
+    /// How rows are built (the widest kernel `isa` allows, or a narrower one in tests).
+    rows: RowKernel,
     /// Elements per window (a multiple of [`GROUP`]).
     window: usize,
     /// Input elements from which the passes run in parallel.
@@ -72,6 +74,7 @@ impl Tuning {
     fn new(isa: Isa) -> Tuning {
         Tuning {
             isa,
+            rows: RowKernel::for_isa(isa),
             window: NONZERO_WINDOW,
             parallel_min: PARALLEL_MIN_ELEMENTS,
             stream_min: STREAM_MIN_BYTES,
@@ -360,7 +363,7 @@ impl Job<'_> {
                 } else {
                     &[]
                 };
-                emit::write_rows(&shape, self.tuning.isa, bits, start, rows, stream, ahead);
+                emit::write_rows(&shape, self.tuning.rows, bits, start, rows, stream, ahead);
                 count
             };
             start = end;
@@ -396,12 +399,12 @@ impl Job<'_> {
             regions.push(head);
             rest = tail;
         }
-        let isa = self.tuning.isa;
+        let kernel = self.tuning.rows;
         bits.par_chunks(chunk / GROUP)
             .zip(regions)
             .enumerate()
             .for_each(|(c, (words, rows))| {
-                emit::write_rows(shape, isa, words, start + c * chunk, rows, stream, &[]);
+                emit::write_rows(shape, kernel, words, start + c * chunk, rows, stream, &[]);
             });
         counts.iter().sum()
     }

@@ -501,6 +501,7 @@ fn invalid_descriptors_name_rules() {
 
 // --- Every path against a plain reference ---
 
+use super::emit::RowKernel;
 use super::{run_with, Tuning};
 use crate::simd::Isa;
 use crate::test_tensors::poisoned;
@@ -597,23 +598,44 @@ impl Rng {
 fn tunings() -> Vec<Tuning> {
     let mut all = Vec::new();
     for isa in Isa::available() {
-        all.push(Tuning::new(isa));
-        for window in [64, 192, 4096] {
+        let widest = RowKernel::for_isa(isa);
+        // The AVX-512 rows without VBMI2 too, where the CPU has it.
+        let narrower = (widest == RowKernel::Avx512Vbmi2).then_some(RowKernel::Avx512);
+        for rows in std::iter::once(widest).chain(narrower) {
+            all.push(Tuning {
+                rows,
+                ..Tuning::new(isa)
+            });
+            for window in [64, 192, 4096] {
+                all.push(Tuning {
+                    isa,
+                    rows,
+                    window,
+                    parallel_min: 1,
+                    stream_min: 0,
+                });
+            }
             all.push(Tuning {
                 isa,
-                window,
-                parallel_min: 1,
+                rows,
+                window: 128,
+                parallel_min: usize::MAX,
                 stream_min: 0,
             });
         }
-        all.push(Tuning {
-            isa,
-            window: 128,
-            parallel_min: usize::MAX,
-            stream_min: 0,
-        });
     }
     all
+}
+
+#[test]
+fn every_row_kernel_this_cpu_has_is_tested() {
+    let kernels: Vec<RowKernel> = tunings().iter().map(|t| t.rows).collect();
+    for isa in Isa::available() {
+        assert!(kernels.contains(&RowKernel::for_isa(isa)), "{isa:?}");
+    }
+    if kernels.contains(&RowKernel::Avx512Vbmi2) {
+        assert!(kernels.contains(&RowKernel::Avx512));
+    }
 }
 
 /// The expected rows of `input` (read through its strides) with `n` coordinates.
