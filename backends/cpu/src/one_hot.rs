@@ -25,6 +25,9 @@
 //! once, with no read-for-ownership. Axis-last outputs with rows of at least
 //! [`ONE_HOT_DIRECT_MIN_ROW_BYTES`] skip the stage: OffValue's pattern is streamed line by line
 //! from a register and the lines holding an OnValue are patched on the way ([`stream_rows`]).
+//! With AVX-512 ([`Isa::Avx512`]) the streamed scatter builds no stage at all: each piece's
+//! OnValues are marked in one bit mask per 64-byte line, and every line is blended from the
+//! two values' patterns in a register and streamed out ([`scatter_masked_avx512`]).
 //! Both kernels are compiled a second time for AVX2 ([`Isa`]). Strided outputs are produced packed, then scattered ([`write_packed`]).
 
 use crate::element::{Element, OneHotIndex};
@@ -325,6 +328,14 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
         }
         return;
     }
+    #[cfg(target_arch = "x86_64")]
+    if f.isa == Isa::Avx512 && (chunk.as_ptr() as usize).is_multiple_of(V::SIZE) {
+        // SAFETY: `Isa::Avx512` only holds when the CPU has AVX-512 F and BW (and AVX2); the
+        // chunk's elements are aligned to their size, as the kernel requires.
+        unsafe { scatter_masked_avx512(f, first, chunk, &mut cache) };
+        stream_fence();
+        return;
+    }
     if streams_rows_directly(f.shape, V::SIZE, chunk) {
         stream_rows(f, first, chunk, &mut cache);
         stream_fence();
@@ -337,6 +348,64 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
         copy_streaming(dst, staged, true);
     }
     stream_fence();
+}
+
+/// [`scatter_task`]'s streamed write with AVX-512, for any shape: a piece of
+/// [`ONE_HOT_STAGE_BYTES`] of whole 64-byte lines at a time, the piece's OnValues are marked
+/// in one bit mask per line (a byte per bit), and each line is then built in a register,
+/// OffValue's pattern blended with OnValue's under its mask, and streamed out. Nothing is
+/// staged: 8 bytes of mask per line are written and read instead of the line itself, and no
+/// byte store is read back as a vector (which stalled store forwarding). The unaligned head
+/// and tail of the chunk are written in place by [`scatter_body`].
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW and AVX2, and `chunk`'s address must be a multiple of
+/// the element size (so that every element lies inside one line, at the same place in every
+/// line's pattern).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+unsafe fn scatter_masked_avx512<V: Value>(
+    f: &Fill<'_, '_, V>,
+    first: usize,
+    chunk: &mut [u8],
+    cache: &mut PositionCache,
+) {
+    use std::arch::x86_64::*;
+    let head = chunk.as_ptr().align_offset(64).min(chunk.len());
+    let body_end = head + (chunk.len() - head) / 64 * 64;
+    if head > 0 {
+        scatter_body(f, first, &mut chunk[..head], cache);
+    }
+    let line_of = |value: V| {
+        let mut line = [0u8; 64];
+        fill_pattern(&mut line, value);
+        _mm512_loadu_si512(line.as_ptr().cast())
+    };
+    let (off, on) = (line_of(f.off), line_of(f.on));
+    let element_bits = u64::MAX >> (64 - V::SIZE);
+    let mut masks = [0u64; ONE_HOT_STAGE_BYTES / 64];
+    let mut piece_start = head;
+    while piece_start < body_end {
+        let len = ONE_HOT_STAGE_BYTES.min(body_end - piece_start);
+        let piece_first = first + piece_start / V::SIZE;
+        for_each_on_value(f, piece_first, len / V::SIZE, cache, |at| {
+            let byte = at * V::SIZE;
+            masks[byte / 64] |= element_bits << (byte % 64);
+        });
+        let lines = chunk.as_mut_ptr().add(piece_start);
+        for (l, mask) in masks[..len / 64].iter_mut().enumerate() {
+            // In bounds and aligned: line `l` of the piece lies in the chunk's aligned body.
+            _mm512_stream_si512(
+                lines.add(64 * l).cast(),
+                _mm512_mask_blend_epi8(*mask, off, on),
+            );
+            *mask = 0;
+        }
+        piece_start += len;
+    }
+    if body_end < chunk.len() {
+        scatter_body(f, first + body_end / V::SIZE, &mut chunk[body_end..], cache);
+    }
 }
 
 /// Whether [`stream_rows`] writes this output: OnValues in rows of their own (Axis last) of at
@@ -475,7 +544,22 @@ fn scatter_body<V: Value>(
     cache: &mut PositionCache,
 ) {
     fill_pattern(out, f.off);
-    let n = out.len() / V::SIZE;
+    for_each_on_value(f, start, out.len() / V::SIZE, cache, |at| {
+        f.on.write(&mut out[at * V::SIZE..]);
+    });
+}
+
+/// Calls `put(at)` for the OnValue of every sequence of the outer blocks that the output
+/// elements `start..start + n` touch, where it falls inside (`at` relative to `start`, below
+/// `n`), in increasing order of `at` for an Axis-last output.
+#[inline(always)]
+fn for_each_on_value<V: Value>(
+    f: &Fill<'_, '_, V>,
+    start: usize,
+    n: usize,
+    cache: &mut PositionCache,
+    mut put: impl FnMut(usize),
+) {
     let OneHotShape { depth, inner, .. } = f.shape;
     let block = depth * inner;
     let o_first = start / block;
@@ -488,7 +572,7 @@ fn scatter_body<V: Value>(
             if p != NO_POSITION {
                 let at = (base + p as usize * inner).wrapping_sub(start);
                 if at < n {
-                    f.on.write(&mut out[at * V::SIZE..]);
+                    put(at);
                 }
             }
             x += 1;
