@@ -145,58 +145,49 @@ const AVX2: u8 = RowKernel::Avx2 as u8;
 const AVX512: u8 = RowKernel::Avx512 as u8;
 const AVX512_VBMI2: u8 = RowKernel::Avx512Vbmi2 as u8;
 
-/// [`rows_body`] compiled for AVX2 (with POPCNT and TZCNT), with the dense groups built by
-/// [`dense_avx2`].
-///
-/// # Safety
-/// The CPU must support AVX2, POPCNT and BMI1.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt,bmi1")]
-unsafe fn rows_avx2<const N: usize>(
-    shape: &RowShape,
-    words: &[u64],
-    start: usize,
-    out: &mut [u8],
-    stream: bool,
-    ahead: &[u8],
-) {
-    rows_body::<N, AVX2>(shape, words, start, out, stream, ahead);
+/// Defines `unsafe fn $name<const N: usize>`: [`rows_body`] with kernel `$kernel`, compiled
+/// with the target features `$features` (the CPU must support every one of them).
+macro_rules! row_kernel {
+    ($(#[$doc:meta])* $name:ident, $kernel:ident, $features:literal) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU must support ", $features, ".")]
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const N: usize>(
+            shape: &RowShape,
+            words: &[u64],
+            start: usize,
+            out: &mut [u8],
+            stream: bool,
+            ahead: &[u8],
+        ) {
+            rows_body::<N, $kernel>(shape, words, start, out, stream, ahead);
+        }
+    };
 }
 
-/// [`rows_body`] compiled for AVX-512 (with POPCNT and TZCNT): every batch of rows is built by
-/// [`batch_avx512`].
-///
-/// # Safety
-/// The CPU must support AVX-512 F and BW, AVX2, POPCNT and BMI1.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx2,popcnt,bmi1")]
-unsafe fn rows_avx512<const N: usize>(
-    shape: &RowShape,
-    words: &[u64],
-    start: usize,
-    out: &mut [u8],
-    stream: bool,
-    ahead: &[u8],
-) {
-    rows_body::<N, AVX512>(shape, words, start, out, stream, ahead);
-}
-
-/// [`rows_avx512`] with VBMI2 for sparse words ([`few_vbmi2`]).
-///
-/// # Safety
-/// The CPU must support AVX-512 F, BW and VBMI2, AVX2, POPCNT and BMI1.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx2,popcnt,bmi1")]
-unsafe fn rows_avx512_vbmi2<const N: usize>(
-    shape: &RowShape,
-    words: &[u64],
-    start: usize,
-    out: &mut [u8],
-    stream: bool,
-    ahead: &[u8],
-) {
-    rows_body::<N, AVX512_VBMI2>(shape, words, start, out, stream, ahead);
-}
+row_kernel!(
+    /// [`rows_body`] compiled for AVX2 (with POPCNT and TZCNT), with the dense groups built by
+    /// [`dense_avx2`].
+    rows_avx2,
+    AVX2,
+    "avx2,popcnt,bmi1"
+);
+row_kernel!(
+    /// [`rows_body`] compiled for AVX-512 (with POPCNT and TZCNT): every batch of rows is built
+    /// by [`batch_avx512`].
+    rows_avx512,
+    AVX512,
+    "avx512f,avx512bw,avx2,popcnt,bmi1"
+);
+row_kernel!(
+    /// [`rows_avx512`] with VBMI2 for sparse words ([`few_vbmi2`]).
+    rows_avx512_vbmi2,
+    AVX512_VBMI2,
+    "avx512f,avx512bw,avx512vbmi2,avx2,popcnt,bmi1"
+);
 
 /// The body of [`write_rows`]: for each set bit, the run that holds it (the cursor moves
 /// forward only when a bit lies past its run), then the bits of the word inside that run as
