@@ -47,6 +47,15 @@ pub const ARGMAX_SHORT_RUNS_GAP: usize = 16;
 /// size) are reduced side by side as a spanned tail (`argmax::rows`) instead of run by run.
 pub const ARGMAX_SHORT_RUNS_BYTES: usize = 256;
 
+/// ArgMax with the innermost dimension reduced: runs of at most this many bytes that lie
+/// back to back inside kept dimensions, with other reduced dimensions outside them, are folded
+/// lane by lane over those (`argmax::run_lanes`) instead of reduced run by run.
+pub const ARGMAX_RUN_LANES_MAX_RUN_BYTES: usize = 1024;
+
+/// ... when the block of those runs (every output's run inside one unit) holds at least this
+/// many bytes (four AVX2 vectors).
+pub const ARGMAX_RUN_LANES_MIN_BLOCK_BYTES: usize = 128;
+
 /// ArgMax with the innermost dimension kept: input rows folded at a time (row numbers within a
 /// chunk fit the narrowest lanes).
 pub const ARGMAX_CHUNK_ROWS: usize = 256;

@@ -10,7 +10,9 @@
 //! the block's maximum kept in a vector register ([`kernels::Prims::run_argmax`]) and no state
 //! is kept between outputs; otherwise a tail of
 //! neighbouring outputs is reduced side by side, one contiguous input row per reduced index
-//! ([`kernels::fold_rows`]). Both have explicit AVX2 kernels chosen at run time ([`Isa`]) and
+//! ([`kernels::fold_rows`]); short runs packed inside kept dimensions, with other reduced
+//! dimensions outside them, are folded the same way lane by lane and each output's run lanes
+//! combined ([`run_lanes`]). Both have explicit AVX2 kernels chosen at run time ([`Isa`]) and
 //! portable ones; whole contiguous runs also have an AVX-512 one ([`avx512`]). Work is split
 //! over outputs (or tail blocks), or, when there are few, over the reduced range, combining
 //! partial results by (key, index).
@@ -20,6 +22,7 @@ mod kernels;
 mod lanes;
 mod plan;
 mod rows;
+mod run_lanes;
 mod scan;
 #[cfg(test)]
 mod tests;
@@ -32,6 +35,7 @@ use half::f16;
 use lanes::Lanes;
 use opconform_backend::{ArgMaxDesc, AxisDirection, BackendError, DataType, Tensor};
 use plan::{Plan, Shape};
+use run_lanes::RunLanes;
 use std::marker::PhantomData;
 
 /// Runs `DML_ARGMAX` on validated, length-checked tensors.
@@ -174,6 +178,10 @@ impl Job<'_> {
         if let Some(plan) = &short_runs {
             let job = Job { plan, ..*self };
             job.rows::<T, O, LAST>(&outputs);
+            return;
+        }
+        if let Some(lanes) = RunLanes::new::<T>(self.plan) {
+            self.run_lanes::<T, O, LAST>(&outputs, &lanes);
             return;
         }
         match self.plan.shape {

@@ -35,9 +35,9 @@ use crate::thresholds::{
 
 /// Running maxima of one item, and the buffers to compute them.
 #[derive(Debug)]
-struct RowsState<K> {
-    keys: Vec<K>,
-    index: Vec<u32>,
+pub(super) struct RowsState<K> {
+    pub(super) keys: Vec<K>,
+    pub(super) index: Vec<u32>,
     /// Rows of the chunk being folded, offsets relative to the item's first row.
     rows: Vec<Row>,
     /// What `rows` holds when it is a whole range of at most [`CHUNK_ROWS`] rows: the
@@ -202,7 +202,7 @@ impl Job<'_> {
     /// `lanes` outputs `stride` elements apart whose first row starts at `base`, leaving their
     /// keys and indices in `state`.
     #[allow(clippy::too_many_arguments)]
-    fn fold_walk<T: Lanes, const LAST: bool>(
+    pub(super) fn fold_walk<T: Lanes, const LAST: bool>(
         &self,
         base: usize,
         lanes: usize,
@@ -491,7 +491,10 @@ impl Tail {
 /// Takes `candidate` (key, index) into `best` if it is better: a greater key, or an equal key
 /// at a lower index (a higher one with `LAST`). Any order of candidates gives the same result.
 #[inline]
-fn combine<K: Ord + Copy, const LAST: bool>(best: &mut Option<(K, usize)>, candidate: (K, usize)) {
+pub(super) fn combine<K: Ord + Copy, const LAST: bool>(
+    best: &mut Option<(K, usize)>,
+    candidate: (K, usize),
+) {
     let take = match *best {
         None => true,
         Some((key, index)) => {

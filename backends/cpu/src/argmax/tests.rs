@@ -1124,3 +1124,42 @@ fn short_runs_fold_side_by_side_as_a_spanned_tail() {
         });
     }
 }
+
+#[test]
+fn short_runs_inside_kept_dimensions_fold_lane_by_lane_and_match_the_reference() {
+    // The innermost axis reduced in runs of at most ARGMAX_RUN_LANES_MAX_RUN_BYTES, packed
+    // inside kept axes, with reduced axes outside: `run_lanes`. Blocks whose outputs do not
+    // fill whole chunks, rows past a chunk of ARGMAX_CHUNK_ROWS (row numbers in the narrowest
+    // lanes), reduced axes outside in and out of index order, few items (the rows split over
+    // threads) and many, every type (tie-heavy, with NaNs of both signs among the floats).
+    use crate::thresholds::{ARGMAX_CHUNK_ROWS, ARGMAX_RUN_LANES_MAX_RUN_BYTES};
+    let mut rng = Rng(4242);
+    let rows = ARGMAX_CHUNK_ROWS as u32 + 3;
+    for (t, data_type) in ALL_TYPES.iter().enumerate() {
+        let longest = (ARGMAX_RUN_LANES_MAX_RUN_BYTES / data_type.size_in_bytes()) as u32;
+        let shapes: [(Vec<u32>, Vec<usize>, Vec<u32>); 7] = [
+            // {u, r, k, run} axes 1,3 in logical order.
+            (vec![3, 9, 37, 16], vec![0, 1, 2, 3], vec![1, 3]),
+            // The longest run, and one element past it (then the scan kernels).
+            (vec![2, 5, 3, longest], vec![0, 1, 2, 3], vec![1, 3]),
+            (vec![2, 5, 3, longest + 1], vec![0, 1, 2, 3], vec![1, 3]),
+            // More rows than a chunk, one unit: the rows split across threads.
+            (vec![rows, 6, 8], vec![0, 1, 2], vec![0, 2]),
+            // Two reduced axes outside, stored against their index order; two kept axes in
+            // the block.
+            (vec![4, 3, 2, 5, 6], vec![3, 1, 0, 2, 4], vec![1, 3, 4]),
+            // A kept axis outside the rows, two reduced axes fused into one row dimension.
+            (vec![3, 4, 5, 6, 7], vec![0, 1, 2, 3, 4], vec![1, 2, 4]),
+            // The run is logical axis 1, innermost in memory: its index stride is axis 3's
+            // size.
+            (vec![3, 6, 5, 4], vec![0, 3, 2, 1], vec![1, 3]),
+        ];
+        for (k, (sizes, order, axes)) in shapes.into_iter().enumerate() {
+            let pad = vec![0; sizes.len()];
+            let input = laid_out(*data_type, &sizes, &order, &pad, &[], &mut rng);
+            let what = format!("run lanes {t}.{k}");
+            on_threads(2, || check_all(&input, &axes, &what));
+            on_threads(1, || check_all(&input, &axes, &what));
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! [`Shape::Scan`](super::plan::Shape::Scan) plans whose short runs lie inside kept
+//! dimensions (`{64,64,64,64}` reducing axes 1 and 3: for each reduced `i1`, the 64-element
+//! runs of 64 outputs lie back to back), reduced lane by lane instead of run by run.
+//!
+//! The *block* is the run and the kept dimensions just outside it in memory while they stay
+//! dense (each one's stride is the span inside it), so a block is one contiguous range of
+//! `outputs × run` elements. The other reduced dimensions (the *rows*, all outside the block)
+//! are folded over the block as a tail of outputs is ([`super::rows`]): each lane keeps the
+//! best row of its position in its output's run. Then each output combines the lanes of its
+//! run by (key, index), the run position adding its index stride. The input is read once, in
+//! memory order, a block row (up to [`ARGMAX_TAIL_BYTES`]) at a time, instead of a short run
+//! per output with the position searched wherever a run beats its output's best.
+
+use super::lanes::Lanes;
+use super::plan::{Dim, Plan, Shape, Walk};
+use super::rows::{combine, RowsState};
+use super::{Job, Outputs};
+use crate::element::FromIndex;
+use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::thresholds::{
+    ARGMAX_RUN_LANES_MAX_RUN_BYTES, ARGMAX_RUN_LANES_MIN_BLOCK_BYTES, ARGMAX_SPLIT_FACTOR,
+    ARGMAX_TAIL_BYTES,
+};
+
+/// How a [`Shape::Scan`] plan is reduced lane by lane (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct RunLanes {
+    /// Kept dimensions outside the block, outermost first.
+    units: Vec<Dim>,
+    /// Kept dimensions of the block, outermost first.
+    block: Vec<Dim>,
+    /// The run: the innermost dimension, reduced, contiguous.
+    run: Dim,
+    /// The reduced dimensions outside the block, in increasing index order.
+    rows: Vec<Dim>,
+}
+
+impl RunLanes {
+    /// The lane-by-lane reduction of `plan` for elements of `T`, or None when its runs are
+    /// long (at least [`ARGMAX_RUN_LANES_MAX_RUN_BYTES`]: the run kernels reduce them well),
+    /// not contiguous, alone in their output (no other reduced dimension), or without a kept
+    /// dimension packed right outside them, or when the block is shorter than
+    /// [`ARGMAX_RUN_LANES_MIN_BLOCK_BYTES`].
+    pub(super) fn new<T: Lanes>(plan: &Plan) -> Option<RunLanes> {
+        if plan.shape != Shape::Scan {
+            return None;
+        }
+        let (&run, outer_reduced) = plan.reduced.split_last()?;
+        let run_bytes = run.size.checked_mul(T::SIZE)?;
+        if run.stride != 1
+            || run.size < 2
+            || run_bytes > ARGMAX_RUN_LANES_MAX_RUN_BYTES
+            || outer_reduced.is_empty()
+            || plan.order.last() != Some(&run)
+        {
+            return None;
+        }
+        let inside = &plan.order[..plan.order.len() - 1];
+        let mut span = run.size;
+        let mut taken = 0;
+        for dim in inside.iter().rev() {
+            if dim.is_reduced() || dim.stride != span {
+                break;
+            }
+            span = span.checked_mul(dim.size)?;
+            taken += 1;
+        }
+        if taken == 0 || span.checked_mul(T::SIZE)? < ARGMAX_RUN_LANES_MIN_BLOCK_BYTES {
+            return None;
+        }
+        let block = inside[inside.len() - taken..].to_vec();
+        // The block's kept dimensions are the innermost kept ones, the last of `outer`.
+        let units = plan.outer[..plan.outer.len().checked_sub(taken)?].to_vec();
+        if plan.outer[units.len()..] != block[..] {
+            return None;
+        }
+        let mut rows = outer_reduced.to_vec();
+        rows.sort_by_key(|d| std::cmp::Reverse(d.index_stride));
+        Some(RunLanes {
+            units,
+            block,
+            run,
+            rows,
+        })
+    }
+
+    /// Outputs in one block.
+    fn outputs(&self) -> usize {
+        self.block.iter().map(|d| d.size).product()
+    }
+}
+
+impl Job<'_> {
+    /// Reduces every output of the plan through `lanes`: items (a unit and a chunk of its
+    /// block's outputs, about [`ARGMAX_TAIL_BYTES`] of lanes) split across threads, or, with
+    /// fewer than [`ARGMAX_SPLIT_FACTOR`] × threads of them, each item's rows.
+    pub(super) fn run_lanes<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        lanes: &RunLanes,
+    ) {
+        let run = lanes.run.size;
+        let per_block = lanes.outputs();
+        let per_chunk = (ARGMAX_TAIL_BYTES / (run * T::SIZE)).clamp(1, per_block);
+        let chunks = per_block.div_ceil(per_chunk);
+        let units: usize = lanes.units.iter().map(|d| d.size).product();
+        let items = units * chunks;
+        let q: usize = lanes.rows.iter().map(|d| d.size).product();
+        let per_item = (per_chunk * run).saturating_mul(q);
+        let parallel = items.saturating_mul(per_item) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        // Item `i`: its first input offset, its unit's output slot, its first output in the
+        // block and its number of outputs.
+        let item = |i: usize| {
+            let (unit, chunk) = (i / chunks, i % chunks);
+            let at = Walk::new(&lanes.units, unit, 1).next().unwrap_or_default();
+            let t0 = chunk * per_chunk;
+            (
+                at.offset + t0 * run,
+                at.slot,
+                t0,
+                per_chunk.min(per_block - t0),
+            )
+        };
+        let write = |slot: usize, t0: usize, count: usize, best: &[Option<(T::Key, usize)>]| {
+            for (at, b) in Walk::new(&lanes.block, t0, count).zip(best) {
+                let index = b.map_or(0, |(_, index)| index);
+                // SAFETY: each item's outputs are distinct slots, written by the one task that
+                // reduces the item (or, when its rows are split, by the calling thread alone).
+                unsafe { outputs.set(slot + at.slot, self.finish::<LAST>(index)) };
+            }
+        };
+        if !parallel || items >= factor {
+            let per_task = (TASK_ELEMENTS / per_item.max(1)).clamp(1, items.div_ceil(factor));
+            let tasks = items.div_ceil(per_task);
+            let task = |t: usize| {
+                let mut state = RowsState::default();
+                let mut best = Vec::with_capacity(per_chunk);
+                for i in t * per_task..((t + 1) * per_task).min(items) {
+                    let (base, slot, t0, count) = item(i);
+                    best.clear();
+                    best.resize(count, None);
+                    self.fold_run_lanes::<T, LAST>(lanes, base, 0, q, &mut state, &mut best);
+                    write(slot, t0, count, &best);
+                }
+            };
+            for_each_task(tasks, parallel, task);
+            return;
+        }
+        // Few items: each one's rows in parallel pieces; (key, index) combines in any order.
+        let piece = (TASK_ELEMENTS / (per_chunk * run))
+            .max(q.div_ceil(factor))
+            .max(1);
+        for i in 0..items {
+            let (base, slot, t0, count) = item(i);
+            let parts = map_ranges(q, piece, true, |q0, q1| {
+                let mut state = RowsState::default();
+                let mut best = vec![None; count];
+                self.fold_run_lanes::<T, LAST>(lanes, base, q0, q1, &mut state, &mut best);
+                best
+            });
+            let mut best = vec![None; count];
+            for part in parts {
+                for (b, p) in best.iter_mut().zip(part) {
+                    if let Some(candidate) = p {
+                        combine::<_, LAST>(b, candidate);
+                    }
+                }
+            }
+            write(slot, t0, count, &best);
+        }
+    }
+
+    /// Folds rows `q0..q1` of the `best.len()` outputs whose lanes start at `base`, and
+    /// combines each output's run lanes into its entry of `best`.
+    fn fold_run_lanes<T: Lanes, const LAST: bool>(
+        &self,
+        lanes: &RunLanes,
+        base: usize,
+        q0: usize,
+        q1: usize,
+        state: &mut RowsState<T::Key>,
+        best: &mut [Option<(T::Key, usize)>],
+    ) {
+        if q0 >= q1 {
+            return;
+        }
+        let run = lanes.run;
+        self.fold_walk::<T, LAST>(base, best.len() * run.size, 1, &lanes.rows, q0, q1, state);
+        let folded = state
+            .keys
+            .chunks_exact(run.size)
+            .zip(state.index.chunks_exact(run.size));
+        for (b, (keys, index)) in best.iter_mut().zip(folded) {
+            for (r, (&key, &at)) in keys.iter().zip(index).enumerate() {
+                combine::<_, LAST>(b, (key, at as usize + r * run.index_stride));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strided::Layout;
+    use opconform_backend::{DataType, TensorDesc};
+
+    fn plan(sizes: &[u32], strides: Option<&[u32]>, reduced: &[bool]) -> Plan {
+        let desc = TensorDesc::with_strides(DataType::Float32, sizes, strides).unwrap();
+        let layout = Layout::new(&desc, desc.total_tensor_size_in_bytes as usize, "t").unwrap();
+        Plan::new(&layout, reduced)
+    }
+
+    #[test]
+    fn short_runs_inside_kept_dimensions_are_folded_lane_by_lane() {
+        // {64,64,64,64} axes 1,3: units i0, rows i1, block i2 × run i3.
+        let plan = plan(&[64; 4], None, &[false, true, false, true]);
+        let lanes = RunLanes::new::<f32>(&plan).expect("run lanes");
+        assert_eq!(lanes.units.len(), 1);
+        assert_eq!((lanes.block.len(), lanes.block[0].size), (1, 64));
+        assert_eq!((lanes.run.size, lanes.run.index_stride), (64, 1));
+        assert_eq!(lanes.rows.len(), 1);
+        assert_eq!((lanes.rows[0].size, lanes.rows[0].index_stride), (64, 64));
+    }
+
+    #[test]
+    fn long_runs_lone_runs_and_padded_blocks_are_not() {
+        // Runs of 4096 FLOAT32 (16 KiB): the run kernels.
+        let long = plan(&[4, 8, 4, 4096], None, &[false, true, false, true]);
+        assert_eq!(RunLanes::new::<f32>(&long), None);
+        // One run per output: nothing to fold over.
+        let lone = plan(&[64, 64], None, &[false, true]);
+        assert_eq!(RunLanes::new::<f32>(&lone), None);
+        // A gap between the runs of neighbouring outputs.
+        let padded = plan(&[8, 16, 32], Some(&[16 * 40, 40, 1]), &[true, false, true]);
+        assert_eq!(RunLanes::new::<f32>(&padded), None);
+        // The innermost dimension kept: the rows kernels.
+        let rows = plan(&[64, 64], None, &[true, false]);
+        assert_eq!(RunLanes::new::<f32>(&rows), None);
+    }
+}
