@@ -22,6 +22,12 @@ pub const ARGMAX_SCAN_BLOCK: usize = 1024;
 /// cut).
 pub const ARGMAX_MIN_RUN_BYTES: usize = 32;
 
+/// ArgMax: a contiguous run of at most this many bytes (and at least a vector) is reduced in
+/// one pass that keeps each lane's best vector, with no branch per vector
+/// (`kernels::short_run_argmax`, AVX2); a longer one a block at a time, its maximum first.
+/// At most 255 vectors (the vector numbers fit the narrowest lanes).
+pub const ARGMAX_SHORT_RUN_BYTES: usize = 512;
+
 /// ArgMax with the innermost dimension kept: outputs are reduced side by side in blocks of
 /// `ARGMAX_TAIL_BYTES / element size` (their running maxima stay in the L1 cache).
 pub const ARGMAX_TAIL_BYTES: usize = 8192;

@@ -21,6 +21,7 @@ use std::arch::x86_64::*;
 
 pub(crate) use crate::thresholds::{
     ARGMAX_CHUNK_ROWS as CHUNK_ROWS, ARGMAX_SCAN_BLOCK as SCAN_BLOCK,
+    ARGMAX_SHORT_RUN_BYTES as SHORT_RUN_BYTES,
 };
 
 /// One input row of a tail: its first element's offset, and its reduced index.
@@ -121,8 +122,14 @@ impl Prims for Avx2Prims {
         if bytes.len() < 32 {
             return run_argmax_portable::<T, LAST>(bytes);
         }
-        // SAFETY: the caller runs with AVX2; at least 32 bytes.
-        match unsafe { run_argmax_body::<T, LAST, Avx2Prims>(bytes) } {
+        let found = if bytes.len() <= SHORT_RUN_BYTES {
+            // SAFETY: the caller runs with AVX2; 32 to SHORT_RUN_BYTES bytes.
+            unsafe { short_run_argmax::<T, LAST>(bytes.as_ptr(), bytes.len()) }
+        } else {
+            // SAFETY: the caller runs with AVX2; at least 32 bytes.
+            unsafe { run_argmax_body::<T, LAST, Avx2Prims>(bytes) }
+        };
+        match found {
             Some(p) => p,
             // A NaN: the compare domain does not order it; redo the run exactly.
             None => run_argmax_portable::<T, LAST>(bytes),
@@ -617,6 +624,64 @@ pub(crate) unsafe fn run_argmax_body<T: Lanes, const LAST: bool, W: RunBlocks>(
         j += n;
     }
     Some(at / T::SIZE)
+}
+
+/// The position of the first (or, with `LAST`, the last) maximum of the `n` bytes (32 to
+/// [`SHORT_RUN_BYTES`], whole elements) at `p`, in one pass with no branch per vector: each
+/// lane keeps its best value and the number of the vector it came from (the last vector
+/// overlaps the one before), then the lanes holding the run's maximum give their positions and
+/// the lowest (highest with `LAST`) is taken. [`run_argmax_body`] reads the maximum first and
+/// searches for it after, whose exit at a random vector costs a mispredicted branch per run:
+/// most of the time of a run this short. None when a NaN appears.
+///
+/// # Safety
+/// The CPU must support AVX2; `32 <= n <= SHORT_RUN_BYTES` readable bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn short_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) -> Option<usize> {
+    let vectors = n.div_ceil(32);
+    let at = |j: usize| (j * 32).min(n - 32);
+    let mut best = T::load(p);
+    let mut number = _mm256_setzero_si256();
+    let mut nan = T::nan(best);
+    for j in 1..vectors {
+        let v = T::load(p.add(at(j)));
+        let j = T::splat_index(j as u32);
+        number = if LAST {
+            _mm256_blendv_epi8(j, number, T::gt(best, v))
+        } else {
+            _mm256_blendv_epi8(number, j, T::gt(v, best))
+        };
+        best = T::max(v, best);
+        if T::CAN_NAN {
+            nan = _mm256_or_si256(nan, T::nan(v));
+        }
+    }
+    if T::CAN_NAN && _mm256_testz_si256(nan, nan) == 0 {
+        return None;
+    }
+    let winners = _mm256_movemask_epi8(T::eq(best, all_lanes_max::<T>(best))) as u32;
+    let mut numbers = [0u8; 32];
+    _mm256_storeu_si256(numbers.as_mut_ptr().cast(), number);
+    let lane_bits = if T::SIZE >= 4 {
+        u32::MAX >> (32 - T::SIZE)
+    } else {
+        (1u32 << T::SIZE) - 1
+    };
+    let mut found = if LAST { 0 } else { usize::MAX };
+    let mut left = winners;
+    while left != 0 {
+        let byte = left.trailing_zeros() as usize;
+        let j = T::lane_index(&numbers[byte..byte + T::SIZE]);
+        let position = at(j) + byte;
+        found = if LAST {
+            found.max(position)
+        } else {
+            found.min(position)
+        };
+        left &= !(lane_bits << byte);
+    }
+    Some(found / T::SIZE)
 }
 
 /// The maximum of the `n` bytes (at least 32, whole elements) at `p` in every lane, in the

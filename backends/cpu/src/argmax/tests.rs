@@ -833,19 +833,23 @@ fn batched_runs_of_interleaved_outputs_with_ties_match_the_reference() {
 #[test]
 fn one_contiguous_run_per_output_in_every_type_and_padding_matches_the_reference() {
     // The innermost axis alone reduced: each output is one run (short, padded, around a
-    // vector and a block, with a remainder shorter than a vector), in every type; a
+    // vector, the one-pass length and a block, with a remainder shorter than a vector), in every type; a
     // broadcast reduced axis after the run makes its index stride larger than 1.
-    use crate::thresholds::ARGMAX_SCAN_BLOCK as BLOCK;
+    use crate::thresholds::{ARGMAX_SCAN_BLOCK as BLOCK, ARGMAX_SHORT_RUN_BYTES};
     let mut rng = Rng(77);
     for (t, data_type) in ALL_TYPES.iter().enumerate() {
         let vector = (32 / data_type.size_in_bytes()) as u32;
         let block = BLOCK as u32;
+        let short = (ARGMAX_SHORT_RUN_BYTES / data_type.size_in_bytes()) as u32;
         let lens = [
             vector - 1,
             vector,
             vector + 1,
             2 * vector + 3,
             60,
+            short - 1,
+            short,
+            short + 1,
             255,
             block - 1,
             block,
