@@ -28,7 +28,8 @@
 //! With AVX2 or AVX-512 ([`Isa`]) the streamed scatter builds no stage at all: each piece's
 //! OnValues are marked in one bit mask per 64-byte line, and every line is blended from the
 //! two values' patterns in registers and streamed out ([`scatter_masked`]); the stage and
-//! [`stream_rows`] serve CPUs without AVX2. Both kernels are compiled a second time for AVX2. Strided outputs are produced packed, then scattered ([`write_packed`]).
+//! [`stream_rows`] serve CPUs without AVX2. Both kernels are compiled a second time for AVX2.
+//! Strided outputs are produced packed, then scattered ([`write_packed`]).
 
 use crate::element::{Element, OneHotIndex};
 use crate::parallel::{for_each_chunk_mut, map_ranges, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
