@@ -307,11 +307,7 @@ impl Job<'_> {
             let mut best = vec![None; widened.k];
             self.fold_left_over::<T, LAST>(widened, at.offset, &mut state, &mut best);
             for part in parts {
-                for (b, p) in best.iter_mut().zip(part) {
-                    if let Some(candidate) = p {
-                        combine::<_, LAST>(b, candidate);
-                    }
-                }
+                combine_each::<_, LAST>(&mut best, part);
             }
             write(at.slot, &best);
         }
@@ -509,6 +505,19 @@ pub(super) fn combine<K: Ord + Copy, const LAST: bool>(
     };
     if take {
         *best = Some(candidate);
+    }
+}
+
+/// [`combine`]s each entry of `part` (a partial result per output, `None` where it met no
+/// element) into the same output's entry of `best`.
+pub(super) fn combine_each<K: Ord + Copy, const LAST: bool>(
+    best: &mut [Option<(K, usize)>],
+    part: Vec<Option<(K, usize)>>,
+) {
+    for (b, p) in best.iter_mut().zip(part) {
+        if let Some(candidate) = p {
+            combine::<_, LAST>(b, candidate);
+        }
     }
 }
 

@@ -13,7 +13,7 @@
 
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan, Shape, Walk};
-use super::rows::{combine, RowsState};
+use super::rows::{combine, combine_each, RowsState};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
@@ -161,11 +161,7 @@ impl Job<'_> {
             });
             let mut best = vec![None; count];
             for part in parts {
-                for (b, p) in best.iter_mut().zip(part) {
-                    if let Some(candidate) = p {
-                        combine::<_, LAST>(b, candidate);
-                    }
-                }
+                combine_each::<_, LAST>(&mut best, part);
             }
             write(slot, t0, count, &best);
         }
