@@ -5,10 +5,11 @@
 //! Every function returns a negative number (or a null pointer) on failure; `ocb_last_error`
 //! then copies the message. A case's runs happen on a rayon pool of the requested number of
 //! threads (pools are built once per count), and are timed inside Rust, so the time is that of
-//! `Backend::execute` alone. The pool thread that runs them first takes the calling thread's
-//! CPU affinity: a caller pinned to one CPU (the per-core rows of `bench_peers.py`) gets our
-//! kernel on that same CPU, beside the peers that ran there, instead of on another core whose
-//! caches are cold.
+//! `Backend::execute` alone. In a one-thread pool, the pool thread that runs them first takes
+//! the calling thread's CPU affinity: a caller pinned to one CPU (the per-core rows of
+//! `bench_peers.py`) gets our kernel on that same CPU, beside the peers that ran there, instead
+//! of on another core whose caches are cold. In a pool of several threads, thread `i` is pinned
+//! to the `i`-th CPU the caller may use when the pool is built (see [`pool`]).
 
 use crate::bandwidth;
 use crate::case::BenchCase;
@@ -28,20 +29,51 @@ fn fail(message: impl Into<String>) {
 }
 
 /// The rayon pool of `threads` threads, built on first use.
+///
+/// With several threads, thread `i` is pinned to the `i`-th CPU of the caller's affinity
+/// (wrapping around), one thread per CPU (ONNX Runtime pins its intra-op threads so when left
+/// to choose their number; its calling thread takes part in the work, which ours, blocked in
+/// `install`, does not). Unpinned, after the pool had been idle for 50 ms or more (while a peer ran), Linux
+/// woke both threads onto one CPU and took milliseconds to move one away: NonZeroCoordinates
+/// FLOAT32 3e7 at 5 % on two threads took 12.7–15 ms after a sleep, a spin or a numpy call of
+/// 50–200 ms, and 7.4 ms back to back; pinned, 7.6–8.1 ms in all four cases (one thread: 13.9
+/// to 14.3 ms either way).
 fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
     static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
     let mut pools = POOLS.lock().map_err(|_| "pool registry poisoned")?;
     if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
         return Ok(p.clone());
     }
-    let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .build()
-            .map_err(|e| e.to_string())?,
-    );
+    let mut builder = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1));
+    let cpus = allowed_cpus();
+    if threads > 1 && !cpus.is_empty() {
+        builder = builder.start_handler(move |i| pin_to(cpus[i % cpus.len()]));
+    }
+    let p = Arc::new(builder.build().map_err(|e| e.to_string())?);
     pools.push((threads, p.clone()));
     Ok(p)
+}
+
+/// The CPUs the calling thread may run on, in increasing order (empty when unknown).
+fn allowed_cpus() -> Vec<usize> {
+    caller_cpus().map_or_else(Vec::new, |set| {
+        (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `cpu` is below CPU_SETSIZE, the set's capacity.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .collect()
+    })
+}
+
+/// Pins the current thread to `cpu`; a failure leaves it where it is, which only changes
+/// timings.
+fn pin_to(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, `cpu` is below CPU_SETSIZE (it came
+    // from `allowed_cpus`), and the size passed is the set's own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
 }
 
 /// The calling thread's CPU affinity, to hand to the pool thread that runs the work.
@@ -54,9 +86,13 @@ fn caller_cpus() -> Option<libc::cpu_set_t> {
     }
 }
 
-/// Gives the current thread the affinity `cpus` (from [`caller_cpus`]); a failure leaves the
-/// thread where it is, which only changes timings.
+/// In a one-thread pool, gives the current thread the affinity `cpus` (from [`caller_cpus`]);
+/// a failure leaves the thread where it is, which only changes timings. The threads of a
+/// larger pool keep their own CPU ([`pool`]).
 fn follow_cpus(cpus: &Option<libc::cpu_set_t>) {
+    if rayon::current_num_threads() > 1 {
+        return;
+    }
     if let Some(set) = cpus {
         // SAFETY: `set` is a valid cpu_set_t of the size passed.
         unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
