@@ -296,8 +296,12 @@ impl<'o> LineStreamer<'o> {
     }
 }
 
-/// Asks the CPU to bring the cache lines of `bytes` into its caches (a hint: it never
-/// faults, and does nothing off x86-64).
+/// Asks the CPU to bring the cache lines of `bytes` into its L2 cache (a hint: it never
+/// faults, and does nothing off x86-64). The L2 hint (`prefetcht1`), not the L1 one: a
+/// NonZeroCoordinates window's read-ahead of 256 KiB fits L2 either way, and on Intel Xeon
+/// (Sapphire Rapids) one thread's FLOAT32 rows at 5 % took 13.3 ms with `prefetcht0`, 11.0–11.6
+/// with `prefetcht1` (50 %: 23.0 → 20.6–21.7 ms; `prefetcht2` about the same as `t1`,
+/// `prefetchnta` 2.3 times as long).
 #[inline(always)]
 pub(crate) fn prefetch(bytes: &[u8]) {
     #[cfg(target_arch = "x86_64")]
@@ -305,8 +309,8 @@ pub(crate) fn prefetch(bytes: &[u8]) {
         // SAFETY: a prefetch has no architectural effect and `at` lies inside `bytes`; SSE
         // is part of the x86-64 baseline.
         unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(at).cast());
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+            _mm_prefetch::<_MM_HINT_T1>(bytes.as_ptr().add(at).cast());
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

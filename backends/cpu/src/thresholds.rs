@@ -80,7 +80,7 @@ pub const NONZERO_BLOCK_BYTES: usize = 64 << 10;
 pub const NONZERO_WINDOW: usize = 1 << 22;
 
 /// NonZeroCoordinates on one thread with a packed input: input bytes per window. While a
-/// window's rows are written, the next window's input is prefetched into the caches (a slice
+/// window's rows are written, the next window's input is prefetched into L2 (a slice
 /// per mask word), so that the memory reads overlap the row writing; a window this size
 /// stays in L2.
 pub const NONZERO_READ_AHEAD_BYTES: usize = 256 << 10;

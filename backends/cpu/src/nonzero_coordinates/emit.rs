@@ -86,7 +86,7 @@ impl RowKernel {
 /// Writes the rows of the set bits of `words` (bit `j` of word `w` for element
 /// `start + 64 w + j`; `start` a multiple of 64) into `out`, which holds exactly their rows;
 /// through a staging buffer and non-temporal stores when `stream`. `ahead` is input the
-/// caller reads next (or empty): it is prefetched into the caches a slice per word, so that
+/// caller reads next (or empty): it is prefetched into L2 a slice per word, so that
 /// memory keeps reading while the rows are built.
 ///
 /// # Panics
