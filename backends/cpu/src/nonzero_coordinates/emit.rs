@@ -6,6 +6,8 @@
 //! are rows that differ only in their last coordinate. Dense groups under AVX2 build eight rows
 //! per mask byte with permutes and blends ([`dense_avx2`]); sparse ones write eight rows
 //! whatever their bit count ([`sparse_batch`]) where there is room, else loop over their bits.
+//! Under AVX-512, consecutive words that lie wholly inside one run go through one tight loop
+//! ([`run_words_avx512`]) with the template and permute tables held in registers.
 
 use super::GROUP;
 use crate::simd::{copy_streaming, prefetch, stream_fence, Isa};
@@ -202,14 +204,40 @@ fn rows_body<const N: usize, const KERNEL: u8>(
     ahead: &[u8],
 ) {
     let ahead_step = ahead.len().div_ceil(words.len().max(1));
-    let mut cursor = Cursor::new(shape, start);
-    let mut lanes = Lanes::<N>::new();
-    let mut sink = Sink::new(out, stream);
-    for (w, &word) in words.iter().enumerate() {
-        let base = start + w * GROUP;
+    let read_ahead = |w: usize| {
         if let Some(next) = ahead.get(w * ahead_step..) {
             prefetch(&next[..ahead_step.min(next.len())]);
         }
+    };
+    let mut cursor = Cursor::new(shape, start);
+    let mut lanes = Lanes::<N>::new();
+    let mut sink = Sink::new(out, stream);
+    let mut w = 0;
+    while w < words.len() {
+        let word = words[w];
+        let base = start + w * GROUP;
+        if KERNEL >= AVX512 && word != 0 {
+            if base >= cursor.run_end {
+                cursor.advance(base);
+                lanes.stale = true;
+            }
+            if base + GROUP <= cursor.run_end {
+                let inside = ((cursor.run_end - base) / GROUP).min(words.len() - w);
+                let first = (base - cursor.run_start) as u32;
+                let done = sink.run_words::<N, KERNEL>(
+                    &words[w..w + inside],
+                    first,
+                    &cursor.template,
+                    |k| read_ahead(w + k),
+                );
+                if done > 0 {
+                    w += done;
+                    continue;
+                }
+            }
+        }
+        read_ahead(w);
+        w += 1;
         let mut bits = word;
         while bits != 0 {
             let at = base + bits.trailing_zeros() as usize;
@@ -366,6 +394,53 @@ impl<'a> Sink<'a> {
             sparse::<N>(&mut region[..bytes], mask, first, template);
         }
         *at += bytes;
+    }
+
+    /// Appends the rows of whole words that lie inside one run (`first` the last coordinate of
+    /// the first word's bit 0), calling `before(k)` before word `k`; returns how many words it
+    /// took (from the first, none when there is too little room left, which the caller then
+    /// handles word by word). Only the AVX-512 kernels reach [`run_words_avx512`]: one tight
+    /// loop with the template and tables in registers, instead of the cursor and room checks
+    /// per word.
+    #[inline(always)]
+    fn run_words<const N: usize, const KERNEL: u8>(
+        &mut self,
+        words: &[u64],
+        first: u32,
+        template: &[u8; 4 * MAX_N],
+        before: impl FnMut(usize),
+    ) -> usize {
+        let worst = GROUP * 4 * N + 64 * N;
+        if self.stream && self.stage.len() - self.staged < worst {
+            self.flush(false);
+        }
+        let (buffer, at) = if self.stream {
+            (&mut self.stage[..], &mut self.staged)
+        } else {
+            (&mut self.out[..], &mut self.written)
+        };
+        let region = &mut buffer[*at..];
+        #[cfg(target_arch = "x86_64")]
+        if KERNEL >= AVX512 {
+            // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
+            // AVX-512 F, and VBMI2 with `AVX512_VBMI2`); `run_words_avx512` writes a word only
+            // while `worst` bytes of `region` remain.
+            let (done, bytes) = unsafe {
+                run_words_avx512::<N>(
+                    region.as_mut_ptr(),
+                    region.len(),
+                    words,
+                    first,
+                    template,
+                    KERNEL == AVX512_VBMI2,
+                    before,
+                )
+            };
+            *at += bytes;
+            return done;
+        }
+        let _ = (region, words, first, template, before);
+        0
     }
 
     /// Copies the staged rows out: all of them, or (`all` false) as many as end on a 64-byte
@@ -719,6 +794,66 @@ unsafe fn batch_avx512<const N: usize>(
             at = at.add(bits.count_ones() as usize * 4 * N);
         }
     }
+}
+
+/// [`batch_avx512`] over consecutive words of one run (word `k`'s bit `j` has the last
+/// coordinate `first + 64 k + j`), the template and tables loaded once: rows from
+/// `dst`, while at least one full word's rows and the overrun fit in `room` bytes; calls
+/// `before(k)` before word `k`. Returns the words taken and the bytes of rows written.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, and VBMI2 when `vbmi2`; `room` bytes writable at `dst`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,popcnt")]
+#[inline]
+unsafe fn run_words_avx512<const N: usize>(
+    dst: *mut u8,
+    room: usize,
+    words: &[u64],
+    first: u32,
+    template: &[u8; 4 * MAX_N],
+    vbmi2: bool,
+    mut before: impl FnMut(usize),
+) -> (usize, usize) {
+    use std::arch::x86_64::*;
+    let worst = GROUP * 4 * N + 64 * N;
+    let template = _mm512_zextsi256_si512(_mm256_loadu_si256(template.as_ptr().cast()));
+    let tables: [__m512i; N] =
+        std::array::from_fn(|k| _mm512_loadu_si512(BLOCK_TABLES[N][k].as_ptr().cast()));
+    // Sixteen rows from `block`'s coordinates at `at`: in bounds, as `worst` bytes remain.
+    let store = |at: *mut u8, block: __m512i| {
+        for (k, &table) in tables.iter().enumerate() {
+            let rows = _mm512_permutex2var_epi32(block, table, template);
+            _mm512_storeu_si512(at.add(64 * k).cast(), rows);
+        }
+    };
+    let mut written = 0;
+    let mut first = first;
+    for (k, &mask) in words.iter().enumerate() {
+        if room - written < worst {
+            return (k, written);
+        }
+        before(k);
+        let at = dst.add(written);
+        if mask.count_ones() <= 16 {
+            let block = if vbmi2 {
+                few_vbmi2(mask, first)
+            } else {
+                few_expanded(mask, first)
+            };
+            store(at, block);
+        } else {
+            let mut at = at;
+            for quarter in 0..4 {
+                let (bits, coordinates) = quarter_coordinates(mask, first, quarter);
+                store(at, coordinates);
+                at = at.add(bits.count_ones() as usize * 4 * N);
+            }
+        }
+        written += mask.count_ones() as usize * 4 * N;
+        first = first.wrapping_add(GROUP as u32);
+    }
+    (words.len(), written)
 }
 
 /// Bits `16 quarter ..` of `mask`, and their coordinates `first + j` packed into the low lanes.
