@@ -92,10 +92,6 @@ pub const NONZERO_MASK_GROUP: usize = 64;
 /// coordinates from a table instead of bit by bit.
 pub const NONZERO_DENSE_GROUP: usize = 8;
 
-/// NonZeroCoordinates: a window's (or parallel chunk's) rows are streamed out only when they
-/// take at least this many bytes per input element of it; sparser rows are written in place.
-pub const NONZERO_STREAM_MIN_ROW_BYTES_PER_ELEMENT: usize = 4;
-
 /// NonZeroCoordinates: bytes of rows gathered before they are copied out.
 pub const NONZERO_STAGE_BYTES: usize = 8192;
 

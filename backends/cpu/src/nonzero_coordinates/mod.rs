@@ -39,10 +39,7 @@ use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
-use crate::thresholds::{
-    NONZERO_BLOCK_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_STREAM_MIN_ROW_BYTES_PER_ELEMENT,
-    NONZERO_WINDOW,
-};
+use crate::thresholds::{NONZERO_BLOCK_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW};
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
@@ -70,9 +67,6 @@ struct Tuning {
     parallel_min: usize,
     /// Output bytes from which rows are streamed out.
     stream_min: usize,
-    /// Of a streamed output, the row bytes per input element from which a window's (or
-    /// chunk's) rows are streamed rather than written in place.
-    stream_min_per_element: usize,
 }
 
 impl Tuning {
@@ -84,7 +78,6 @@ impl Tuning {
             window: NONZERO_WINDOW,
             parallel_min: PARALLEL_MIN_ELEMENTS,
             stream_min: STREAM_MIN_BYTES,
-            stream_min_per_element: NONZERO_STREAM_MIN_ROW_BYTES_PER_ELEMENT,
         }
     }
 }
@@ -292,15 +285,6 @@ impl Job<'_> {
         Ok(total)
     }
 
-    /// Whether `row_bytes` of rows from `elements` input elements are streamed out (when the
-    /// whole output is large enough to stream): only when they take at least
-    /// [`NONZERO_STREAM_MIN_ROW_BYTES_PER_ELEMENT`] bytes per element. Sparser rows are
-    /// written in place: staging them and copying the stage out cost more than the plain
-    /// stores' cache traffic (UINT8 at 5 %, one thread: 12.5–12.7 → 10.9 ms).
-    fn streams(&self, row_bytes: usize, elements: usize) -> bool {
-        row_bytes >= elements.saturating_mul(self.tuning.stream_min_per_element)
-    }
-
     /// True when the passes over `len` elements run in parallel.
     fn parallel(&self, len: usize) -> bool {
         len >= self.tuning.parallel_min && threads() > 1
@@ -379,7 +363,6 @@ impl Job<'_> {
                 } else {
                     &[]
                 };
-                let stream = stream && self.streams(rows.len(), end - start);
                 emit::write_rows(&shape, self.tuning.rows, bits, start, rows, stream, ahead);
                 count
             };
@@ -421,7 +404,6 @@ impl Job<'_> {
             .zip(regions)
             .enumerate()
             .for_each(|(c, (words, rows))| {
-                let stream = stream && self.streams(rows.len(), words.len() * GROUP);
                 emit::write_rows(shape, kernel, words, start + c * chunk, rows, stream, &[]);
             });
         counts.iter().sum()

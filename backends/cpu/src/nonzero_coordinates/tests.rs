@@ -613,7 +613,6 @@ fn tunings() -> Vec<Tuning> {
                     window,
                     parallel_min: 1,
                     stream_min: 0,
-                    stream_min_per_element: 0,
                 });
             }
             all.push(Tuning {
@@ -622,16 +621,6 @@ fn tunings() -> Vec<Tuning> {
                 window: 128,
                 parallel_min: usize::MAX,
                 stream_min: 0,
-                stream_min_per_element: 0,
-            });
-            // Streamed output, sparse windows written in place.
-            all.push(Tuning {
-                isa,
-                rows,
-                window: 192,
-                parallel_min: 1,
-                stream_min: 0,
-                ..Tuning::new(isa)
             });
         }
     }
