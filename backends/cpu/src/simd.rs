@@ -317,6 +317,23 @@ pub(crate) fn prefetch(bytes: &[u8]) {
     let _ = bytes;
 }
 
+/// Asks the CPU to bring the cache line at `p + distance` into its L2 cache, as
+/// [`prefetch`] does. The address may lie past the end of the caller's data (it is computed
+/// with `wrapping_add` and never read): a prefetch has no architectural effect and never
+/// faults.
+#[inline(always)]
+pub(crate) fn prefetch_ahead(p: *const u8, distance: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch has no architectural effect, whatever the address; SSE is part of the
+    // x86-64 baseline.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+        _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(distance).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, distance);
+}
+
 /// Orders the non-temporal stores of [`copy_streaming`] before every later store (`sfence`).
 #[inline]
 pub(crate) fn stream_fence() {

@@ -14,6 +14,10 @@ use super::kernels::{run_argmax_body, Avx2Prims, Piece, Prims, RunBlocks};
 #[cfg(target_arch = "x86_64")]
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
+use crate::simd::prefetch_ahead;
+#[cfg(target_arch = "x86_64")]
+use crate::thresholds::ARGMAX_RUN_PREFETCH_BYTES;
+#[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
 /// An ArgMax element type's 512-bit operations, in the compare domain of [`Lanes`] (x86-64
@@ -311,7 +315,7 @@ impl RunBlocks for Avx512Prims {
 /// The maximum of the `n` bytes (at least 64, whole elements) at `p` in every lane of a
 /// 256-bit vector, in the compare domain, and whether a NaN appeared: four running maxima,
 /// the last vector overlapping the one before, folded to 256 bits for the AVX2 lane
-/// reduction.
+/// reduction. Each line is prefetched [`ARGMAX_RUN_PREFETCH_BYTES`] ahead as it is read.
 ///
 /// Loads are aligned to 64 bytes (a cache line) where the elements allow it: the first
 /// vector is read at `p`, and the others from the first line boundary after it, so that no
@@ -338,6 +342,7 @@ unsafe fn block_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
     let mut j = 0;
     while j + 4 <= whole {
         for (k, acc) in acc.iter_mut().enumerate() {
+            prefetch_ahead(q.add((j + k) * 64), ARGMAX_RUN_PREFETCH_BYTES);
             let v = T::load512(q.add((j + k) * 64));
             *acc = T::max512(v, *acc);
             if T::CAN_NAN {

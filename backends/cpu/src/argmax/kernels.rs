@@ -15,7 +15,11 @@
 
 use super::lanes::Lanes;
 use crate::element::OrderKey;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::prefetch_ahead;
 use crate::simd::Isa;
+#[cfg(target_arch = "x86_64")]
+use crate::thresholds::ARGMAX_RUN_PREFETCH_BYTES;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
@@ -713,6 +717,9 @@ unsafe fn vector_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
     let mut j = 0;
     while j + 4 <= whole {
         for (k, acc) in acc.iter_mut().enumerate() {
+            if k % 2 == 0 {
+                prefetch_ahead(q.add((j + k) * 32), ARGMAX_RUN_PREFETCH_BYTES);
+            }
             let v = T::load(q.add((j + k) * 32));
             *acc = T::max(v, *acc);
             if T::CAN_NAN {
