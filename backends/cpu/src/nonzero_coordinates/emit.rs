@@ -767,10 +767,45 @@ unsafe fn batch_avx512<const N: usize>(
     template: &[u8; 4 * MAX_N],
     vbmi2: bool,
 ) {
+    let (template, tables) = row_tables::<N>(template);
+    word_rows::<N>(out, mask, first, template, &tables, vbmi2);
+}
+
+/// The template row as a vector (its `N` columns in the low lanes) and the `N` permute tables
+/// of [`BLOCK_TABLES`] for rows of `N` coordinates.
+///
+/// # Safety
+/// The CPU must support AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+#[inline]
+unsafe fn row_tables<const N: usize>(
+    template: &[u8; 4 * MAX_N],
+) -> (std::arch::x86_64::__m512i, [std::arch::x86_64::__m512i; N]) {
     use std::arch::x86_64::*;
-    let template = _mm512_zextsi256_si512(_mm256_loadu_si256(template.as_ptr().cast()));
-    let tables: [__m512i; N] =
-        std::array::from_fn(|k| _mm512_loadu_si512(BLOCK_TABLES[N][k].as_ptr().cast()));
+    (
+        _mm512_zextsi256_si512(_mm256_loadu_si256(template.as_ptr().cast())),
+        std::array::from_fn(|k| _mm512_loadu_si512(BLOCK_TABLES[N][k].as_ptr().cast())),
+    )
+}
+
+/// The rows of one word's set bits from `at` (the body of [`batch_avx512`], with the template
+/// and tables of [`row_tables`]).
+///
+/// # Safety
+/// As [`batch_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,popcnt")]
+#[inline]
+unsafe fn word_rows<const N: usize>(
+    at: *mut u8,
+    mask: u64,
+    first: u32,
+    template: std::arch::x86_64::__m512i,
+    tables: &[std::arch::x86_64::__m512i; N],
+    vbmi2: bool,
+) {
+    use std::arch::x86_64::*;
     // Sixteen rows from `block`'s coordinates at `at`. In bounds: `at` is at most the start of
     // the last row, and the caller's room covers `64 * N` bytes past it.
     let store = |at: *mut u8, block: __m512i| {
@@ -785,9 +820,9 @@ unsafe fn batch_avx512<const N: usize>(
         } else {
             few_expanded(mask, first)
         };
-        store(out, block);
+        store(at, block);
     } else {
-        let mut at = out;
+        let mut at = at;
         for quarter in 0..4 {
             let (bits, coordinates) = quarter_coordinates(mask, first, quarter);
             store(at, coordinates);
@@ -815,18 +850,8 @@ unsafe fn run_words_avx512<const N: usize>(
     vbmi2: bool,
     mut before: impl FnMut(usize),
 ) -> (usize, usize) {
-    use std::arch::x86_64::*;
     let worst = GROUP * 4 * N + 64 * N;
-    let template = _mm512_zextsi256_si512(_mm256_loadu_si256(template.as_ptr().cast()));
-    let tables: [__m512i; N] =
-        std::array::from_fn(|k| _mm512_loadu_si512(BLOCK_TABLES[N][k].as_ptr().cast()));
-    // Sixteen rows from `block`'s coordinates at `at`: in bounds, as `worst` bytes remain.
-    let store = |at: *mut u8, block: __m512i| {
-        for (k, &table) in tables.iter().enumerate() {
-            let rows = _mm512_permutex2var_epi32(block, table, template);
-            _mm512_storeu_si512(at.add(64 * k).cast(), rows);
-        }
-    };
+    let (template, tables) = row_tables::<N>(template);
     let mut written = 0;
     let mut first = first;
     for (k, &mask) in words.iter().enumerate() {
@@ -834,22 +859,8 @@ unsafe fn run_words_avx512<const N: usize>(
             return (k, written);
         }
         before(k);
-        let at = dst.add(written);
-        if mask.count_ones() <= 16 {
-            let block = if vbmi2 {
-                few_vbmi2(mask, first)
-            } else {
-                few_expanded(mask, first)
-            };
-            store(at, block);
-        } else {
-            let mut at = at;
-            for quarter in 0..4 {
-                let (bits, coordinates) = quarter_coordinates(mask, first, quarter);
-                store(at, coordinates);
-                at = at.add(bits.count_ones() as usize * 4 * N);
-            }
-        }
+        // In bounds: `worst` bytes remain from `written`.
+        word_rows::<N>(dst.add(written), mask, first, template, &tables, vbmi2);
         written += mask.count_ones() as usize * 4 * N;
         first = first.wrapping_add(GROUP as u32);
     }
