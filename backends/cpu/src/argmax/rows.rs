@@ -3,7 +3,7 @@
 //! of the tail, and rows are visited in increasing index order.
 //!
 //! The outputs are cut into items (an outer coordinate and a block of at most
-//! [`ARGMAX_TAIL_BYTES`] of the tail, whose running maxima stay in the L1 cache), folded
+//! [`ARGMAX_TAIL_BYTES`] of the tail, whose running maxima stay in the L2 cache), folded
 //! [`CHUNK_ROWS`] rows at a time ([`fold_rows`]). Items are split across threads, or, with
 //! fewer than [`ARGMAX_SPLIT_FACTOR`] × threads of them, each item's reduced range, the
 //! partial results combined in index order.
