@@ -374,15 +374,7 @@ impl<'a> Sink<'a> {
     ) {
         let count = mask.count_ones() as usize;
         let bytes = count * 4 * N;
-        if self.stream && self.staged + bytes + OVERRUN > self.stage.len() {
-            self.flush(false);
-        }
-        let (buffer, at) = if self.stream {
-            (&mut self.stage[..], &mut self.staged)
-        } else {
-            (&mut self.out[..], &mut self.written)
-        };
-        let region = &mut buffer[*at..];
+        let (region, at) = self.room(bytes + OVERRUN);
         if KERNEL >= AVX512 && region.len() >= bytes + 64 * N {
             batch::<N>(region, mask, first, template, KERNEL == AVX512_VBMI2);
         } else if KERNEL >= AVX2 && count >= DENSE_GROUP && region.len() >= bytes + 32 * N {
@@ -410,21 +402,12 @@ impl<'a> Sink<'a> {
         template: &[u8; 4 * MAX_N],
         before: impl FnMut(usize),
     ) -> usize {
-        let worst = GROUP * 4 * N + 64 * N;
-        if self.stream && self.stage.len() - self.staged < worst {
-            self.flush(false);
-        }
-        let (buffer, at) = if self.stream {
-            (&mut self.stage[..], &mut self.staged)
-        } else {
-            (&mut self.out[..], &mut self.written)
-        };
-        let region = &mut buffer[*at..];
+        let (region, at) = self.room(GROUP * 4 * N + 64 * N);
         #[cfg(target_arch = "x86_64")]
         if KERNEL >= AVX512 {
             // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
             // AVX-512 F, and VBMI2 with `AVX512_VBMI2`); `run_words_avx512` writes a word only
-            // while `worst` bytes of `region` remain.
+            // while a whole word's rows and the overrun fit in `region`.
             let (done, bytes) = unsafe {
                 run_words_avx512::<N>(
                     region.as_mut_ptr(),
@@ -441,6 +424,22 @@ impl<'a> Sink<'a> {
         }
         let _ = (region, words, first, template, before);
         0
+    }
+
+    /// Where the next rows go, from the first unwritten byte, and the count of bytes written
+    /// there to advance: the stage (flushed first when fewer than `need` bytes of it are free)
+    /// or the output.
+    #[inline(always)]
+    fn room(&mut self, need: usize) -> (&mut [u8], &mut usize) {
+        if self.stream && self.stage.len() - self.staged < need {
+            self.flush(false);
+        }
+        let (buffer, at) = if self.stream {
+            (&mut self.stage[..], &mut self.staged)
+        } else {
+            (&mut self.out[..], &mut self.written)
+        };
+        (&mut buffer[*at..], at)
     }
 
     /// Copies the staged rows out: all of them, or (`all` false) as many as end on a 64-byte
