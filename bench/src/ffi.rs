@@ -31,13 +31,13 @@ fn fail(message: impl Into<String>) {
 /// The rayon pool of `threads` threads, built on first use.
 ///
 /// With several threads, thread `i` is pinned to the `i`-th CPU of the caller's affinity
-/// (wrapping around), one thread per CPU (ONNX Runtime pins its intra-op threads so when left
-/// to choose their number; its calling thread takes part in the work, which ours, blocked in
-/// `install`, does not). Unpinned, after the pool had been idle for 50 ms or more (while a peer ran), Linux
-/// woke both threads onto one CPU and took milliseconds to move one away: NonZeroCoordinates
-/// FLOAT32 3e7 at 5 % on two threads took 12.7–15 ms after a sleep, a spin or a numpy call of
-/// 50–200 ms, and 7.4 ms back to back; pinned, 7.6–8.1 ms in all four cases (one thread: 13.9
-/// to 14.3 ms either way).
+/// (wrapping around), one thread per CPU. ONNX Runtime pins its intra-op threads only when it
+/// picks their number itself, but its calling thread takes part in the work, which ours,
+/// blocked in `install`, does not. Unpinned, after the pool had been idle for 50 ms or more
+/// (while a peer ran), Linux woke both threads onto one CPU and took milliseconds to move one
+/// away: NonZeroCoordinates FLOAT32 3e7 at 5 % on two threads took 12.7–15 ms after a sleep, a
+/// spin or a numpy call of 50–200 ms, and 7.4 ms back to back; pinned, 7.6–8.1 ms in all four
+/// cases (one thread: 13.9 to 14.3 ms either way).
 fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
     static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
     let mut pools = POOLS.lock().map_err(|_| "pool registry poisoned")?;
@@ -67,13 +67,21 @@ fn allowed_cpus() -> Vec<usize> {
 /// Pins the current thread to `cpu`; a failure leaves it where it is, which only changes
 /// timings.
 fn pin_to(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set, `cpu` is below CPU_SETSIZE (it came
-    // from `allowed_cpus`), and the size passed is the set's own.
-    unsafe {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, and `cpu` is below CPU_SETSIZE (it came
+    // from `allowed_cpus`).
+    let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
+        set
+    };
+    set_affinity(&set);
+}
+
+/// Gives the current thread the affinity `set`; a failure leaves it where it is, which only
+/// changes timings.
+fn set_affinity(set: &libc::cpu_set_t) {
+    // SAFETY: `set` is a valid cpu_set_t of the size passed.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
 }
 
 /// The calling thread's CPU affinity, to hand to the pool thread that runs the work.
@@ -94,8 +102,7 @@ fn follow_cpus(cpus: &Option<libc::cpu_set_t>) {
         return;
     }
     if let Some(set) = cpus {
-        // SAFETY: `set` is a valid cpu_set_t of the size passed.
-        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+        set_affinity(set);
     }
 }
 

@@ -304,21 +304,13 @@ impl<'o> LineStreamer<'o> {
 /// `prefetchnta` 2.3 times as long).
 #[inline(always)]
 pub(crate) fn prefetch(bytes: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
     for at in (0..bytes.len()).step_by(64) {
-        // SAFETY: a prefetch has no architectural effect and `at` lies inside `bytes`; SSE
-        // is part of the x86-64 baseline.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-            _mm_prefetch::<_MM_HINT_T1>(bytes.as_ptr().add(at).cast());
-        }
+        prefetch_ahead(bytes.as_ptr(), at);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
 }
 
-/// Asks the CPU to bring the cache line at `p + distance` into its L2 cache, as
-/// [`prefetch`] does. The address may lie past the end of the caller's data (it is computed
+/// Asks the CPU to bring the cache line at `p + distance` into its L2 cache (the hint
+/// [`prefetch`] gives each line). The address may lie past the end of the caller's data (it is computed
 /// with `wrapping_add` and never read): a prefetch has no architectural effect and never
 /// faults.
 #[inline(always)]
