@@ -315,10 +315,8 @@ fn rows() -> Vec<(String, Box<dyn Fn() -> Row>)> {
 
 /// Runs the rows whose name contains `only` (all when `None`).
 pub fn run(threads: usize, reps: usize, only: Option<&str>) -> Result<(), String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| e.to_string())?;
+    // The benchmark's pool: with several threads, each pinned to its own CPU.
+    let pool = opconform_bench::ffi::pool(threads)?;
     let bw = pool.install(|| bandwidth::measure(256 << 20, 3));
     println!(
         "{threads} thread(s): read {:.1} GB/s, write {:.1} GB/s; {}",

@@ -38,7 +38,7 @@ fn fail(message: impl Into<String>) {
 /// away: NonZeroCoordinates FLOAT32 3e7 at 5 % on two threads took 12.7–15 ms after a sleep, a
 /// spin or a numpy call of 50–200 ms, and 7.4 ms back to back; pinned, 7.6–8.1 ms in all four
 /// cases (one thread: 13.9 to 14.3 ms either way).
-fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
+pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
     static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
     let mut pools = POOLS.lock().map_err(|_| "pool registry poisoned")?;
     if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
