@@ -97,6 +97,11 @@ pub const NONZERO_WINDOW: usize = 1 << 22;
 /// stays in L2.
 pub const NONZERO_READ_AHEAD_BYTES: usize = 256 << 10;
 
+/// NonZeroCoordinates on several threads with a packed input: the most a window's chunk
+/// grows past [`NONZERO_READ_AHEAD_BYTES`] of input when its rows outweigh its input (a
+/// factor; 1 MiB per chunk still leaves half of a 2 MiB L2 free).
+pub const NONZERO_CHUNK_GROWTH: usize = 4;
+
 /// NonZeroCoordinates: elements per nonzero bit mask.
 pub const NONZERO_MASK_GROUP: usize = 64;
 

@@ -807,6 +807,38 @@ fn large_inputs_cross_windows_chunks_and_runs() {
     }
 }
 
+#[test]
+fn density_changing_between_windows_resizes_the_pipelined_chunks() {
+    // Stretches of 0 %, 100 %, 4 % and 100 % density, each several windows long under the
+    // tiny tunings: on several threads the chunks grow after the full stretches (rows of
+    // 4 coordinates outweigh a byte of input sixteen times) and shrink after the sparse ones.
+    let mut rng = Rng(11);
+    let stretch = 9_000;
+    let values: Vec<u8> = [0, 100, 4, 100, 0]
+        .iter()
+        .flat_map(|&percent| random_values::<u8>(&mut rng, stretch, percent))
+        .collect();
+    let count = values.len();
+    let input = packed::<u8>(&[5, 3, stretch as u32 / 3], &values);
+    let coordinates = packed_coordinates(&[count as u32, 4]);
+    check_all::<u8>(&input, &coordinates, "stretches of 0/100/4/100/0 %");
+}
+
+#[test]
+fn pipelined_chunks_grow_with_the_rows_and_stay_bounded() {
+    use super::next_chunk;
+    use crate::thresholds::NONZERO_CHUNK_GROWTH;
+    let base = 4096;
+    // Rows up to four times the input keep the base; 4x doubles it, 8x and more quadruple it.
+    assert_eq!(next_chunk(base, 0, 1000), base);
+    assert_eq!(next_chunk(base, 3999, 1000), base);
+    assert_eq!(next_chunk(base, 4000, 1000), 2 * base);
+    assert_eq!(next_chunk(base, 8000, 1000), 4 * base);
+    assert_eq!(next_chunk(base, usize::MAX, 1), NONZERO_CHUNK_GROWTH * base);
+    // An empty window reads nothing: no division by zero, the longest chunk.
+    assert_eq!(next_chunk(base, 0, 0), NONZERO_CHUNK_GROWTH * base);
+}
+
 /// Times the kernel on the benchmark's shape ({3,10,1000,1000}, FLOAT32 and UINT8, 5/50/90%)
 /// on one thread and on all, beside a floor (summing the input, then filling as many bytes
 /// as the rows take), interleaved:
