@@ -14,11 +14,12 @@
 //! 3. every chunk writes its rows from its bits, in parallel, into its own part of the output.
 //!
 //! The window's bits (an eighth of a byte per element) stay in cache between the two passes,
-//! so the input is read once. With a packed input, windows are small
-//! ([`NONZERO_READ_AHEAD_BYTES`] per thread) and the next window's input is prefetched while
-//! the rows of this one are written, so that reading and writing overlap instead of taking
-//! turns; on several threads each task writes its chunk's rows, then counts its chunk of the
-//! next window ([`Job::write_pipelined`]), one parallel loop per window. No task waits for another: the passes are plain rayon parallel
+//! so the input is read once. On one thread with a packed input, windows are small
+//! ([`NONZERO_READ_AHEAD_BYTES`]) and the next window's input is prefetched while the rows of
+//! this one are written, so that reading and writing overlap instead of taking turns; on
+//! several threads with a packed input of 1-byte elements likewise, a chunk per thread: each
+//! task writes its chunk's rows, then counts its chunk of the next window
+//! ([`Job::write_pipelined`]), one parallel loop per window. No task waits for another: the passes are plain rayon parallel
 //! loops, so an oversubscribed machine (more runnable threads than cores) slows them down but
 //! cannot chain waits.
 //!
@@ -42,7 +43,8 @@ use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
-    NONZERO_BLOCK_BYTES, NONZERO_CHUNK_GROWTH, NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW,
+    NONZERO_BLOCK_BYTES, NONZERO_CHUNK_GROWTH, NONZERO_PIPELINE_MAX_ELEMENT_BYTES,
+    NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW,
 };
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
@@ -331,7 +333,7 @@ impl Job<'_> {
         let packed = self.input.is_packed();
         let shape = RowShape::new(self.input.sizes(), self.n);
         let stream = self.input.count * self.n * 4 >= self.tuning.stream_min;
-        if parallel && packed {
+        if parallel && packed && T::SIZE <= NONZERO_PIPELINE_MAX_ELEMENT_BYTES {
             return self.write_pipelined::<T>(&shape, out, stream);
         }
         // One thread on a packed input reads the next window ahead while writing rows.
@@ -378,7 +380,8 @@ impl Job<'_> {
         total
     }
 
-    /// [`Job::write_all`] on several threads with a packed input: windows of one chunk per
+    /// [`Job::write_all`] on several threads with a packed input of elements of at most
+    /// [`NONZERO_PIPELINE_MAX_ELEMENT_BYTES`]: windows of one chunk per
     /// thread. One parallel loop per window, whose task `c` writes the rows of chunk `c` (its
     /// bits and row count known from the previous loop) while prefetching chunk `c` of the
     /// next window into L2, then computes that chunk's bits and count from cache. Each thread
