@@ -310,9 +310,9 @@ pub(crate) fn prefetch(bytes: &[u8]) {
 }
 
 /// Asks the CPU to bring the cache line at `p + distance` into its L2 cache (the hint
-/// [`prefetch`] gives each line). The address may lie past the end of the caller's data (it is computed
-/// with `wrapping_add` and never read): a prefetch has no architectural effect and never
-/// faults.
+/// [`prefetch`] gives each line). The address may lie past the end of the caller's data (it is
+/// computed with `wrapping_add` and never read): a prefetch has no architectural effect and
+/// never faults.
 #[inline(always)]
 pub(crate) fn prefetch_ahead(p: *const u8, distance: usize) {
     #[cfg(target_arch = "x86_64")]

@@ -19,9 +19,9 @@
 //! this one are written, so that reading and writing overlap instead of taking turns; on
 //! several threads with a packed input of 1-byte elements likewise, a chunk per thread: each
 //! task writes its chunk's rows, then counts its chunk of the next window
-//! ([`Job::write_pipelined`]), one parallel loop per window. No task waits for another: the passes are plain rayon parallel
-//! loops, so an oversubscribed machine (more runnable threads than cores) slows them down but
-//! cannot chain waits.
+//! ([`Job::write_pipelined`]), one parallel loop per window. No task waits for another: the
+//! passes are plain rayon parallel loops, so an oversubscribed machine (more runnable threads
+//! than cores) slows them down but cannot chain waits.
 //!
 //! Rows are written by [`emit`]: the coordinates of a run of the innermost dimension are
 //! followed incrementally (a division only when a set bit lies past the current run), so a
@@ -405,14 +405,16 @@ impl Job<'_> {
             let from = (start + c * chunk).min(end);
             (from, (from + chunk).min(end))
         };
+        // The bits of chunk `c` of a window into `words`; returns its row count.
+        let count_chunk = |c: usize, window, words: &mut [u64]| {
+            let (from, to) = chunk_of(c, window);
+            self.masks::<T>(from, to, &mut words[..(to - from).div_ceil(GROUP)])
+        };
         let mut window = (0, (base * tasks).min(len), base);
         bits.par_chunks_mut(words)
             .zip(counts.par_iter_mut())
             .enumerate()
-            .for_each(|(c, (words, count))| {
-                let (from, to) = chunk_of(c, window);
-                *count = self.masks::<T>(from, to, &mut words[..(to - from).div_ceil(GROUP)]);
-            });
+            .for_each(|(c, (words, count))| *count = count_chunk(c, window, words));
         let row_bytes = self.n * 4;
         let kernel = self.tuning.rows;
         let mut total = 0;
@@ -421,12 +423,8 @@ impl Job<'_> {
             let rows: usize = counts.iter().sum();
             let chunk = next_chunk(base, rows * row_bytes, (window.1 - window.0) * T::SIZE);
             let next = (window.1, (window.1 + chunk * tasks).min(len), chunk);
-            let mut regions = Vec::with_capacity(tasks);
-            for &count in &counts {
-                let (head, tail) = std::mem::take(&mut rest).split_at_mut(count * row_bytes);
-                regions.push(head);
-                rest = tail;
-            }
+            let (regions, tail) = split_rows(std::mem::take(&mut rest), &counts, row_bytes);
+            rest = tail;
             bits.par_chunks(words)
                 .zip(next_bits.par_chunks_mut(words))
                 .zip(regions)
@@ -438,8 +436,7 @@ impl Job<'_> {
                     let ahead = &self.data[next_from * T::SIZE..next_to * T::SIZE];
                     let words = &words[..(to - from).div_ceil(GROUP)];
                     emit::write_rows(shape, kernel, words, from, rows, stream, ahead);
-                    let next_words = &mut next_words[..(next_to - next_from).div_ceil(GROUP)];
-                    *next_count = self.masks::<T>(next_from, next_to, next_words);
+                    *next_count = count_chunk(c, next, next_words);
                 });
             total += rows;
             std::mem::swap(&mut bits, &mut next_bits);
@@ -469,14 +466,7 @@ impl Job<'_> {
                 self.masks::<T>(from, (from + chunk).min(end), words)
             })
             .collect();
-        let row_bytes = self.n * 4;
-        let mut regions = Vec::with_capacity(counts.len());
-        let mut rest = out;
-        for &count in &counts {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(count * row_bytes);
-            regions.push(head);
-            rest = tail;
-        }
+        let (regions, _) = split_rows(out, &counts, self.n * 4);
         let kernel = self.tuning.rows;
         bits.par_chunks(chunk / GROUP)
             .zip(regions)
@@ -520,6 +510,23 @@ impl Job<'_> {
         }
         words.iter().map(|w| w.count_ones() as usize).sum()
     }
+}
+
+/// `out` cut into consecutive regions of `counts[i]` rows of `row_bytes` each (a chunk's
+/// rows), and what follows them.
+fn split_rows<'o>(
+    out: &'o mut [u8],
+    counts: &[usize],
+    row_bytes: usize,
+) -> (Vec<&'o mut [u8]>, &'o mut [u8]) {
+    let mut regions = Vec::with_capacity(counts.len());
+    let mut rest = out;
+    for &count in counts {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(count * row_bytes);
+        regions.push(head);
+        rest = tail;
+    }
+    (regions, rest)
 }
 
 /// Elements per chunk of [`Job::write_pipelined`]'s next window, from the last window's

@@ -835,7 +835,7 @@ fn pipelined_chunks_grow_with_the_rows_and_stay_bounded() {
     assert_eq!(next_chunk(base, 4000, 1000), 2 * base);
     assert_eq!(next_chunk(base, 8000, 1000), 4 * base);
     assert_eq!(next_chunk(base, usize::MAX, 1), NONZERO_CHUNK_GROWTH * base);
-    // An empty window reads nothing: no division by zero, the longest chunk.
+    // An empty window (no input read) gives the longest chunk.
     assert_eq!(next_chunk(base, 0, 0), NONZERO_CHUNK_GROWTH * base);
 }
 
