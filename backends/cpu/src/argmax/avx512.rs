@@ -357,7 +357,9 @@ unsafe fn block_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
         } else {
             p.add(n - 64)
         });
-        acc[j % 4] = T::max512(v, acc[j % 4]);
+        // One fixed accumulator: an index computed at run time would keep all four in
+        // memory, each step waiting on the store before it.
+        acc[0] = T::max512(v, acc[0]);
         if T::CAN_NAN {
             nan |= T::nan_mask512(v);
         }

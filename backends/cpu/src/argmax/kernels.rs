@@ -602,12 +602,21 @@ pub(crate) unsafe fn run_argmax_body<T: Lanes, const LAST: bool, W: RunBlocks>(
     let p = bytes.as_ptr();
     let mut best = T::lowest();
     let mut at = 0;
+    // The first block also takes the bytes up to the first line boundary, so that the later
+    // blocks start on one and read whole lines with no overlapping last vector (when the
+    // elements are aligned to their size).
+    let lead = if (p as usize).is_multiple_of(T::SIZE) {
+        (p as usize).wrapping_neg() % 64
+    } else {
+        0
+    };
     let mut j = 0;
     while j < len {
-        let n = if len - j < block + W::VECTOR {
+        let want = if j == 0 { block + lead } else { block };
+        let n = if len - j < want + W::VECTOR {
             len - j
         } else {
-            block
+            want
         };
         let (max, nan) = W::max_of_block::<T>(p.add(j), n);
         if nan {
@@ -1068,13 +1077,17 @@ mod tests {
     /// aligned or not), with a unique maximum placed where only the first, unaligned vector
     /// reads it, just past the first line boundary, and at the end.
     fn check_run_alignment<T: Lanes>(low: T, high: T) {
-        let mut buffer = vec![0u8; 1500 * T::SIZE + 128];
-        for len in [64 / T::SIZE, 64 / T::SIZE + 1, 100, 333, 1500] {
+        let longest = 2 * SCAN_BLOCK + 100;
+        let mut buffer = vec![0u8; longest * T::SIZE + 128];
+        for len in [64 / T::SIZE, 64 / T::SIZE + 1, 100, 333, 1500, longest] {
             for offset in 0..128 {
-                // The first element at or past the first line boundary of the run.
+                // The first element at or past the first line boundary of the run, and the
+                // first of the second block (the first block reaches past that boundary).
                 let boundary = (buffer.as_ptr() as usize + offset).wrapping_neg() % 64 / T::SIZE;
+                let second = boundary + SCAN_BLOCK;
                 let wanted = [0, 1, boundary.saturating_sub(1), boundary, boundary + 1];
-                for at in wanted.into_iter().chain([len / 2, len - 1]) {
+                let blocks = [second - 1, second, second + 1, second + SCAN_BLOCK];
+                for at in wanted.into_iter().chain(blocks).chain([len / 2, len - 1]) {
                     let at = at.min(len - 1);
                     let run = &mut buffer[offset..offset + len * T::SIZE];
                     for (i, e) in run.chunks_exact_mut(T::SIZE).enumerate() {
