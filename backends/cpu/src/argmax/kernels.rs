@@ -19,7 +19,7 @@ use crate::element::OrderKey;
 use crate::simd::prefetch_ahead;
 use crate::simd::Isa;
 #[cfg(target_arch = "x86_64")]
-use crate::thresholds::ARGMAX_RUN_PREFETCH_BYTES;
+use crate::thresholds::{ARGMAX_FOLD_PREFETCH_BYTES, ARGMAX_RUN_PREFETCH_BYTES};
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
@@ -853,7 +853,8 @@ const ROW_GROUP: usize = 8;
 /// Folds `rows` into fresh running maxima of `values.len() / T::SIZE` lanes (at least a
 /// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the number
 /// of the row it came from (the first or, with `LAST`, the last such row). Returns false when
-/// a NaN was met (the results are then meaningless).
+/// a NaN was met (the results are then meaningless). Each row is prefetched
+/// [`ARGMAX_FOLD_PREFETCH_BYTES`] ahead as it is read.
 ///
 /// # Safety
 /// The CPU must support AVX2; each row's `values.len()` bytes must lie inside `data`;
@@ -899,6 +900,7 @@ unsafe fn fold_rows_avx2<T: Lanes, const LAST: bool>(
             let mut value2 = _mm256_loadu_si256(vp.add(o2).cast());
             let mut row2 = _mm256_loadu_si256(rp.add(o2).cast());
             for k in 0..group {
+                prefetch_ahead(starts[k].add(o1), ARGMAX_FOLD_PREFETCH_BYTES);
                 let (v1, v2) = (T::load(starts[k].add(o1)), T::load(starts[k].add(o2)));
                 (row1, row2) = if LAST {
                     (
