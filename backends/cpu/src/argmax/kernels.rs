@@ -845,8 +845,8 @@ unsafe fn equal_lanes<T: Lanes>(p: *const u8, key: T::Key) -> u32 {
 }
 
 /// Rows whose elements are loaded together in [`fold_rows_avx2`] (fewer loads and stores of
-/// the running maxima). 8 rather than 4 took a sixth off the outer-axis rows on one AMD EPYC
-/// core; 16 was much slower (its row numbers and streams no longer fit).
+/// the running maxima). 8 rather than 4 took about a seventh off the outer-axis rows on one
+/// AMD EPYC core; 16 was much slower (its row numbers and streams no longer fit).
 #[cfg(target_arch = "x86_64")]
 const ROW_GROUP: usize = 8;
 
@@ -1078,7 +1078,8 @@ mod tests {
 
     /// [`run_argmax`] on runs starting at every byte offset within two cache lines (element
     /// aligned or not), with a unique maximum placed where only the first, unaligned vector
-    /// reads it, just past the first line boundary, and at the end.
+    /// reads it, just past the first line boundary, around the starts of the second and third
+    /// blocks (which the first block's reach past that boundary moves), and at the end.
     fn check_run_alignment<T: Lanes>(low: T, high: T) {
         let longest = 2 * SCAN_BLOCK + 100;
         let mut buffer = vec![0u8; longest * T::SIZE + 128];
