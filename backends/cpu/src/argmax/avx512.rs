@@ -10,7 +10,7 @@
 //! The other inner loops (pieces, positions by key, row folds) run their AVX2 bodies.
 
 #[cfg(target_arch = "x86_64")]
-use super::kernels::{run_argmax_body, Avx2Prims, Piece, Prims, RunBlocks};
+use super::kernels::{bytes_to_boundary, run_argmax_body, Avx2Prims, Piece, Prims, RunBlocks};
 #[cfg(target_arch = "x86_64")]
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
@@ -328,13 +328,8 @@ impl RunBlocks for Avx512Prims {
 unsafe fn block_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
     let first = T::load512(p);
     let mut nan = if T::CAN_NAN { T::nan_mask512(first) } else { 0 };
-    // Bytes read by the first vector before the next line boundary: whole elements only
-    // when the elements themselves are aligned to their size.
-    let skew = if (p as usize).is_multiple_of(T::SIZE) {
-        (p as usize).wrapping_neg() % 64
-    } else {
-        0
-    };
+    // Bytes read by the first vector before the next line boundary.
+    let skew = bytes_to_boundary::<T>(p, 64);
     let q = p.add(skew);
     let rest = n - skew;
     let whole = rest / 64;

@@ -583,6 +583,19 @@ impl RunBlocks for Avx2Prims {
     }
 }
 
+/// The bytes from `p` to the next multiple of `boundary` (a power of two up to 64), whole
+/// elements only: 0 when `p` itself is not aligned to the element size, where no element
+/// starts on the boundary.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn bytes_to_boundary<T: Lanes>(p: *const u8, boundary: usize) -> usize {
+    if (p as usize).is_multiple_of(T::SIZE) {
+        (p as usize).wrapping_neg() % boundary
+    } else {
+        0
+    }
+}
+
 /// The body of [`Prims::run_argmax`] with the vectors of `W`, on a run of at least
 /// `W::VECTOR` bytes: blocks of about [`SCAN_BLOCK`] elements (the last one takes a remainder
 /// shorter than a vector), each reduced to its maximum in every lane, which is located in the
@@ -603,13 +616,8 @@ pub(crate) unsafe fn run_argmax_body<T: Lanes, const LAST: bool, W: RunBlocks>(
     let mut best = T::lowest();
     let mut at = 0;
     // The first block also takes the bytes up to the first line boundary, so that the later
-    // blocks start on one and read whole lines with no overlapping last vector (when the
-    // elements are aligned to their size).
-    let lead = if (p as usize).is_multiple_of(T::SIZE) {
-        (p as usize).wrapping_neg() % 64
-    } else {
-        0
-    };
+    // blocks start on one and read whole lines with no overlapping last vector.
+    let lead = bytes_to_boundary::<T>(p, 64);
     let mut j = 0;
     while j < len {
         let want = if j == 0 { block + lead } else { block };
@@ -712,13 +720,8 @@ unsafe fn short_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) -
 unsafe fn vector_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
     let first = T::load(p);
     let mut nan = T::nan(first);
-    // Bytes read by the first vector before the next boundary: whole elements only when the
-    // elements themselves are aligned to their size.
-    let skew = if (p as usize).is_multiple_of(T::SIZE) {
-        (p as usize).wrapping_neg() % 32
-    } else {
-        0
-    };
+    // Bytes read by the first vector before the next boundary.
+    let skew = bytes_to_boundary::<T>(p, 32);
     let q = p.add(skew);
     let rest = n - skew;
     let whole = rest / 32;
