@@ -81,6 +81,10 @@ pub const ARGMAX_RUN_LANES_MAX_RUN_BYTES: usize = 1024;
 /// many bytes (four AVX2 vectors).
 pub const ARGMAX_RUN_LANES_MIN_BLOCK_BYTES: usize = 128;
 
+/// ... with at most this many bytes of padding after each run (one AVX2 vector), folded as
+/// lanes and ignored.
+pub const ARGMAX_RUN_LANES_MAX_GAP_BYTES: usize = 32;
+
 /// ArgMax with the innermost dimension kept: input rows folded at a time (row numbers within a
 /// chunk fit the narrowest lanes).
 pub const ARGMAX_CHUNK_ROWS: usize = 256;

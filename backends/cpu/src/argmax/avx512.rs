@@ -10,7 +10,9 @@
 //! The other inner loops (pieces, positions by key, row folds) run their AVX2 bodies.
 
 #[cfg(target_arch = "x86_64")]
-use super::kernels::{bytes_to_boundary, run_argmax_body, Avx2Prims, Piece, Prims, RunBlocks};
+use super::kernels::{
+    all_lanes_max, bytes_to_boundary, run_argmax_body, Avx2Prims, Piece, Prims, RunBlocks,
+};
 #[cfg(target_arch = "x86_64")]
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
@@ -24,11 +26,20 @@ use std::arch::x86_64::*;
 /// only; elsewhere a marker every element type has).
 #[cfg(target_arch = "x86_64")]
 pub(crate) trait Lanes512 {
+    /// The elements `raw` (as stored) in the compare domain.
+    ///
+    /// # Safety
+    /// AVX-512 F and BW.
+    unsafe fn domain512(raw: __m512i) -> __m512i;
+
     /// 64 bytes at `p` in the compare domain.
     ///
     /// # Safety
     /// AVX-512 F and BW; 64 readable bytes at `p`.
-    unsafe fn load512(p: *const u8) -> __m512i;
+    #[inline(always)]
+    unsafe fn load512(p: *const u8) -> __m512i {
+        Self::domain512(_mm512_loadu_si512(p.cast()))
+    }
 
     /// The lane-wise maximum in the compare domain (either operand where they are equal).
     ///
@@ -64,8 +75,7 @@ macro_rules! integer_lanes512 {
         #[cfg(target_arch = "x86_64")]
         impl Lanes512 for $t {
             #[inline(always)]
-            unsafe fn load512(p: *const u8) -> __m512i {
-                let v = _mm512_loadu_si512(p.cast());
+            unsafe fn domain512(v: __m512i) -> __m512i {
                 if $flip == 0 {
                     v
                 } else {
@@ -159,8 +169,8 @@ integer_lanes512!(
 #[cfg(target_arch = "x86_64")]
 impl Lanes512 for f32 {
     #[inline(always)]
-    unsafe fn load512(p: *const u8) -> __m512i {
-        _mm512_loadu_si512(p.cast())
+    unsafe fn domain512(raw: __m512i) -> __m512i {
+        raw
     }
 
     #[inline(always)]
@@ -189,8 +199,8 @@ impl Lanes512 for f32 {
 #[cfg(target_arch = "x86_64")]
 impl Lanes512 for f64 {
     #[inline(always)]
-    unsafe fn load512(p: *const u8) -> __m512i {
-        _mm512_loadu_si512(p.cast())
+    unsafe fn domain512(raw: __m512i) -> __m512i {
+        raw
     }
 
     #[inline(always)]
@@ -222,8 +232,7 @@ impl Lanes512 for f64 {
 #[cfg(target_arch = "x86_64")]
 impl Lanes512 for half::f16 {
     #[inline(always)]
-    unsafe fn load512(p: *const u8) -> __m512i {
-        let bits = _mm512_loadu_si512(p.cast());
+    unsafe fn domain512(bits: __m512i) -> __m512i {
         let magnitude = _mm512_and_si512(bits, _mm512_set1_epi16(0x7fff));
         let nan = _mm512_cmpgt_epi16_mask(magnitude, _mm512_set1_epi16(0x7c00));
         let sign = _mm512_maskz_srai_epi16::<15>(!nan, bits);
@@ -267,20 +276,56 @@ impl Prims for Avx512Prims {
     }
 
     #[inline(always)]
-    unsafe fn run_argmax<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
-        if bytes.len() < 64 {
-            // SAFETY: AVX-512 F implies AVX2.
-            return unsafe { Avx2Prims::run_argmax::<T, LAST>(bytes) };
-        }
-        // SAFETY: the caller runs with AVX-512 F and BW; at least 64 bytes.
-        match unsafe { run_argmax_body::<T, LAST, Avx512Prims>(bytes) } {
+    unsafe fn run_argmax<T: Lanes, const LAST: bool>(
+        data: &[u8],
+        start: usize,
+        len: usize,
+    ) -> usize {
+        let bytes = &data[start..start + len];
+        let found = if len <= 64 {
+            // SAFETY: the caller runs with AVX-512 F and BW; 1 to 64 bytes (the run is not
+            // empty: its caller's contract).
+            unsafe { tiny_run_argmax::<T, LAST>(bytes.as_ptr(), len) }
+        } else {
+            // SAFETY: the caller runs with AVX-512 F and BW; more than 64 bytes.
+            unsafe { run_argmax_body::<T, LAST, Avx512Prims>(bytes) }
+        };
+        match found {
             Some(p) => p,
             // A NaN: the compare domain does not order it; the AVX2 kernel redoes the run
             // (and falls back to exact keys itself).
             // SAFETY: AVX-512 F implies AVX2.
-            None => unsafe { Avx2Prims::run_argmax::<T, LAST>(bytes) },
+            None => unsafe { Avx2Prims::run_argmax::<T, LAST>(data, start, len) },
         }
     }
+}
+
+/// The position of the first (or, with `LAST`, the last) maximum of the `n` bytes (whole
+/// elements, 1 to 64) at `p`, with one masked load: the lanes past the run are set to the
+/// lowest value, and the lanes equal to the maximum give the position. None when a NaN
+/// appears. A masked load reads no byte past the run, so any run this short takes it.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; `1 <= n <= 64` readable bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn tiny_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) -> Option<usize> {
+    let run_bytes = u64::MAX >> (64 - n);
+    let raw = _mm512_maskz_loadu_epi8(run_bytes, p.cast());
+    let lowest = _mm512_broadcast_i64x4(T::lowest());
+    let v = _mm512_mask_blend_epi8(run_bytes, lowest, T::domain512(raw));
+    if T::nan_mask512(v) != 0 {
+        return None;
+    }
+    let halves = T::max512(v, _mm512_shuffle_i64x2::<0b01_00_11_10>(v, v));
+    let max = all_lanes_max::<T>(_mm512_castsi512_si256(halves));
+    let run_lanes = u64::MAX >> (64 - n / T::SIZE);
+    let winners = T::eq_mask512(v, _mm512_broadcast_i64x4(max)) & run_lanes;
+    Some(if LAST {
+        63 - winners.leading_zeros() as usize
+    } else {
+        winners.trailing_zeros() as usize
+    })
 }
 
 /// [`Prims::run_argmax`] with AVX-512 (for tests, which call every instruction set).
@@ -289,8 +334,12 @@ impl Prims for Avx512Prims {
 /// The CPU must support AVX-512 F and BW.
 #[cfg(all(test, target_arch = "x86_64"))]
 #[target_feature(enable = "avx512f,avx512bw")]
-pub(crate) unsafe fn run_argmax_avx512<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
-    Avx512Prims::run_argmax::<T, LAST>(bytes)
+pub(crate) unsafe fn run_argmax_avx512<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    start: usize,
+    len: usize,
+) -> usize {
+    Avx512Prims::run_argmax::<T, LAST>(data, start, len)
 }
 
 #[cfg(target_arch = "x86_64")]

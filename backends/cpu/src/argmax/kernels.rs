@@ -69,12 +69,21 @@ pub(crate) trait Prims: Copy {
     /// As [`Prims::piece_max`].
     unsafe fn locate<T: Lanes, const LAST: bool>(bytes: &[u8], key: T::Key) -> Option<usize>;
 
-    /// The position of the first (or, with `LAST`, the last) maximum of `bytes` (whole
-    /// elements, at least one): [`run_argmax`] with this instruction set.
+    /// The position of the first (or, with `LAST`, the last) maximum of the `len` bytes
+    /// (whole elements, at least one) at byte `start` of `data`: [`run_argmax`] with this
+    /// instruction set. A run shorter than a vector may be read with a vector that covers
+    /// bytes of `data` around it (ignored).
     ///
     /// # Safety
     /// As [`Prims::piece_max`].
-    unsafe fn run_argmax<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize;
+    ///
+    /// # Panics
+    /// If the run lies outside `data`.
+    unsafe fn run_argmax<T: Lanes, const LAST: bool>(
+        data: &[u8],
+        start: usize,
+        len: usize,
+    ) -> usize;
 }
 
 /// The portable inner loops.
@@ -93,8 +102,12 @@ impl Prims for PortablePrims {
     }
 
     #[inline(always)]
-    unsafe fn run_argmax<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
-        run_argmax_portable::<T, LAST>(bytes)
+    unsafe fn run_argmax<T: Lanes, const LAST: bool>(
+        data: &[u8],
+        start: usize,
+        len: usize,
+    ) -> usize {
+        run_argmax_portable::<T, LAST>(&data[start..start + len])
     }
 }
 
@@ -112,7 +125,7 @@ impl Prims for Avx2Prims {
             "piece outside the input"
         );
         // SAFETY: the caller runs with AVX2; the piece lies inside `data` (asserted).
-        unsafe { max_of_pieces::<T>(data.as_ptr(), std::slice::from_ref(&piece)) }
+        unsafe { max_of_pieces::<T>(data, std::slice::from_ref(&piece)) }
     }
 
     #[inline(always)]
@@ -122,11 +135,16 @@ impl Prims for Avx2Prims {
     }
 
     #[inline(always)]
-    unsafe fn run_argmax<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
-        if bytes.len() < 32 {
-            return run_argmax_portable::<T, LAST>(bytes);
-        }
-        let found = if bytes.len() <= SHORT_RUN_BYTES {
+    unsafe fn run_argmax<T: Lanes, const LAST: bool>(
+        data: &[u8],
+        start: usize,
+        len: usize,
+    ) -> usize {
+        let bytes = &data[start..start + len];
+        let found = if len < 32 {
+            // SAFETY: the caller runs with AVX2; the run lies inside `data` (sliced above).
+            unsafe { tiny_run_argmax::<T, LAST>(data, start, len) }
+        } else if len <= SHORT_RUN_BYTES {
             // SAFETY: the caller runs with AVX2; 32 to SHORT_RUN_BYTES bytes.
             unsafe { short_run_argmax::<T, LAST>(bytes.as_ptr(), bytes.len()) }
         } else {
@@ -135,7 +153,8 @@ impl Prims for Avx2Prims {
         };
         match found {
             Some(p) => p,
-            // A NaN: the compare domain does not order it; redo the run exactly.
+            // A NaN (the compare domain does not order it), or a short run in data shorter
+            // than a vector: redo the run exactly.
             None => run_argmax_portable::<T, LAST>(bytes),
         }
     }
@@ -146,19 +165,31 @@ impl Prims for Avx2Prims {
 /// the blocks before. (The kernels call [`Prims::run_argmax`]; this is its dispatch for tests.)
 #[cfg(test)]
 pub(crate) fn run_argmax<T: Lanes, const LAST: bool>(isa: Isa, bytes: &[u8]) -> usize {
+    run_argmax_in::<T, LAST>(isa, bytes, 0, bytes.len())
+}
+
+/// [`run_argmax`] of the `len` bytes at byte `start` of `data` (for tests of short runs read
+/// with a vector that covers bytes around them).
+#[cfg(test)]
+pub(crate) fn run_argmax_in<T: Lanes, const LAST: bool>(
+    isa: Isa,
+    data: &[u8],
+    start: usize,
+    len: usize,
+) -> usize {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512 {
         // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW.
-        return unsafe { super::avx512::run_argmax_avx512::<T, LAST>(bytes) };
+        return unsafe { super::avx512::run_argmax_avx512::<T, LAST>(data, start, len) };
     }
     #[cfg(target_arch = "x86_64")]
     if isa.avx2() {
         // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2.
-        return unsafe { run_argmax_avx2::<T, LAST>(bytes) };
+        return unsafe { run_argmax_avx2::<T, LAST>(data, start, len) };
     }
     let _ = isa;
     // SAFETY: the portable loops need no instruction set.
-    unsafe { PortablePrims::run_argmax::<T, LAST>(bytes) }
+    unsafe { PortablePrims::run_argmax::<T, LAST>(data, start, len) }
 }
 
 /// The maximum key of the elements of `pieces` (at least one, none empty) of `data`.
@@ -184,6 +215,91 @@ pub(crate) fn block_max<T: Lanes>(isa: Isa, data: &[u8], pieces: &[Piece]) -> T:
         .iter()
         .map(|p| block_max_portable::<T>(&data[p.start * T::SIZE..(p.start + p.len) * T::SIZE]))
         .fold(T::MIN_KEY, Ord::max)
+}
+
+/// The maximum key of `count` runs (at least one) of `len` elements each, fewer bytes than a
+/// vector, the first at element offset `start` of `data` and each `pitch` elements after the
+/// one before: the short runs of one output (a padded `[…, 5]` reduced over every axis).
+///
+/// # Panics
+/// If a run lies outside `data`, or the runs are not shorter than a vector.
+pub(crate) fn short_runs_max<T: Lanes>(
+    isa: Isa,
+    data: &[u8],
+    start: usize,
+    pitch: usize,
+    count: usize,
+    len: usize,
+) -> T::Key {
+    let bytes = len * T::SIZE;
+    assert!(
+        count > 0 && bytes > 0 && bytes < 32,
+        "short_runs_max: runs of 1 to 31 bytes"
+    );
+    let last = start + (count - 1) * pitch;
+    assert!(
+        (last + len) * T::SIZE <= data.len(),
+        "short_runs_max: run outside the input"
+    );
+    #[cfg(target_arch = "x86_64")]
+    if isa.avx2() && data.len() >= 32 {
+        // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2; every run lies inside
+        // `data`, which holds a vector (checked above).
+        return unsafe { short_runs_max_avx2::<T>(data, start, pitch, count, bytes) };
+    }
+    let _ = isa;
+    (0..count)
+        .map(|r| {
+            let at = (start + r * pitch) * T::SIZE;
+            block_max_portable::<T>(&data[at..at + bytes])
+        })
+        .fold(T::MIN_KEY, Ord::max)
+}
+
+/// [`short_runs_max`] with AVX2: each run one vector from its start with the lanes past it
+/// set to the lowest value (a mask the same for every run), the last ones near the end of
+/// `data` through [`run_window`]; two running maxima and a NaN flag.
+///
+/// # Safety
+/// The CPU must support AVX2; every run lies inside `data`, which holds at least 32 bytes;
+/// `bytes` (per run) is 1 to 31.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn short_runs_max_avx2<T: Lanes>(
+    data: &[u8],
+    start: usize,
+    pitch: usize,
+    count: usize,
+    bytes: usize,
+) -> T::Key {
+    let base = data.as_ptr();
+    let head = _mm256_loadu_si256(WINDOW_BYTES.as_ptr().add(64 - bytes).cast());
+    let lowest = T::lowest();
+    let last_full = data.len() - 32;
+    let mut acc = [lowest; 2];
+    let mut nan = _mm256_setzero_si256();
+    for r in 0..count {
+        let at = (start + r * pitch) * T::SIZE;
+        let v = if at <= last_full {
+            _mm256_blendv_epi8(lowest, T::load(base.add(at)), head)
+        } else {
+            match run_window::<T>(data, at, bytes) {
+                Some((v, _)) => v,
+                None => lowest,
+            }
+        };
+        acc[r % 2] = T::max(v, acc[r % 2]);
+        if T::CAN_NAN {
+            nan = _mm256_or_si256(nan, T::nan(v));
+        }
+    }
+    if T::CAN_NAN && _mm256_testz_si256(nan, nan) == 0 {
+        return T::nan_key();
+    }
+    let all = all_lanes_max::<T>(T::max(acc[0], acc[1]));
+    let mut lanes = [0u8; 32];
+    _mm256_storeu_si256(lanes.as_mut_ptr().cast(), all);
+    T::lane_key(&lanes[..T::SIZE])
 }
 
 /// The position of the first (or, with `LAST`, the last) element of `bytes` whose key is
@@ -456,24 +572,26 @@ pub(crate) unsafe fn all_lanes_max<T: Lanes>(v: __m256i) -> __m256i {
 
 /// [`block_max`] with AVX2: four running maxima in the compare domain and a NaN flag. A piece
 /// of at least a vector ends with a vector that overlaps the one before (the maximum does not
-/// mind); a shorter one is read element by element.
+/// mind); a shorter one is one vector with its lanes outside the piece set to the lowest value
+/// ([`run_window`]), or, in data shorter than a vector, read element by element.
 ///
 /// # Safety
 /// The CPU must support AVX2; every piece must lie inside `data`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn block_max_avx2<T: Lanes>(data: &[u8], pieces: &[Piece]) -> T::Key {
-    max_of_pieces::<T>(data.as_ptr(), pieces)
+    max_of_pieces::<T>(data, pieces)
 }
 
-/// The body of [`block_max_avx2`]: the maximum key of the elements of `pieces` from `base`.
+/// The body of [`block_max_avx2`]: the maximum key of the elements of `pieces` of `data`.
 ///
 /// # Safety
 /// The CPU must support AVX2 (this is inlined into AVX2 functions only); every piece must lie
-/// inside the buffer at `base`.
+/// inside `data`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn max_of_pieces<T: Lanes>(base: *const u8, pieces: &[Piece]) -> T::Key {
+unsafe fn max_of_pieces<T: Lanes>(data: &[u8], pieces: &[Piece]) -> T::Key {
+    let base = data.as_ptr();
     let mut acc = [T::lowest(); 4];
     let mut nan = _mm256_setzero_si256();
     let mut max = T::MIN_KEY;
@@ -482,6 +600,14 @@ unsafe fn max_of_pieces<T: Lanes>(base: *const u8, pieces: &[Piece]) -> T::Key {
         let bytes = piece.len * T::SIZE;
         let p = base.add(piece.start * T::SIZE);
         if bytes < 32 {
+            if let Some((v, _)) = run_window::<T>(data, piece.start * T::SIZE, bytes) {
+                any_vector = true;
+                acc[1] = T::max(v, acc[1]);
+                if T::CAN_NAN {
+                    nan = _mm256_or_si256(nan, T::nan(v));
+                }
+                continue;
+            }
             for e in 0..piece.len {
                 let element = std::slice::from_raw_parts(p.add(e * T::SIZE), T::SIZE);
                 max = max.max(T::read(element).key());
@@ -533,8 +659,12 @@ unsafe fn max_of_pieces<T: Lanes>(base: *const u8, pieces: &[Piece]) -> T::Key {
 /// The CPU must support AVX2.
 #[cfg(all(test, target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
-unsafe fn run_argmax_avx2<T: Lanes, const LAST: bool>(bytes: &[u8]) -> usize {
-    Avx2Prims::run_argmax::<T, LAST>(bytes)
+unsafe fn run_argmax_avx2<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    start: usize,
+    len: usize,
+) -> usize {
+    Avx2Prims::run_argmax::<T, LAST>(data, start, len)
 }
 
 /// The blocks of one vector width for [`run_argmax_body`]: a block's maximum and where it
@@ -645,6 +775,82 @@ pub(crate) unsafe fn run_argmax_body<T: Lanes, const LAST: bool, W: RunBlocks>(
         j += n;
     }
     Some(at / T::SIZE)
+}
+
+/// Bytes 32..64 set, the rest clear: a 32-byte load at `64 - k` has its first `k` bytes
+/// set, one at `32 - k` its bytes from `k` on ([`tiny_run_argmax`]'s window of a run).
+#[cfg(target_arch = "x86_64")]
+static WINDOW_BYTES: [u8; 96] = {
+    let mut table = [0u8; 96];
+    let mut i = 32;
+    while i < 64 {
+        table[i] = 0xff;
+        i += 1;
+    }
+    table
+};
+
+/// The `n` bytes (whole elements, 1 to 31) at byte `start` of `data` as one vector in the
+/// compare domain, its other lanes the lowest value, and the bytes before the run in it: the
+/// vector starts at the run, or, near the end of `data`, ends at `data`'s end. None when
+/// `data` is shorter than a vector.
+///
+/// # Safety
+/// The CPU must support AVX2; `start + n <= data.len()`, `n < 32`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn run_window<T: Lanes>(data: &[u8], start: usize, n: usize) -> Option<(__m256i, usize)> {
+    // Bytes of the vector before the run: 0, or as many as keep it inside `data`, in whole
+    // elements (at most 32 - n, so the run still fits).
+    let skip = (start + 32)
+        .saturating_sub(data.len())
+        .next_multiple_of(T::SIZE);
+    if skip > start || data.len() < 32 {
+        return None;
+    }
+    let p = data.as_ptr().add(start - skip);
+    let table = WINDOW_BYTES.as_ptr();
+    let inside = _mm256_and_si256(
+        _mm256_loadu_si256(table.add(64 - skip - n).cast()),
+        _mm256_loadu_si256(table.add(32 - skip).cast()),
+    );
+    Some((_mm256_blendv_epi8(T::lowest(), T::load(p), inside), skip))
+}
+
+/// The position of the first (or, with `LAST`, the last) maximum of the `n` bytes (whole
+/// elements, 1 to 31) at byte `start` of `data`, with one vector: it starts at the run, or,
+/// near the end of `data`, ends at `data`'s end; its lanes outside the run are set to the
+/// lowest value, and the lanes equal to its maximum give the position. None when a NaN
+/// appears, or when `data` is too short to hold a vector around the run (the caller then
+/// reduces the run exactly).
+///
+/// Runs this short were read element by element: a padded `[n, 9]` FLOAT16 or a `[n, 5]`
+/// FLOAT32 reduced over its inner axis cost about three times as long.
+///
+/// # Safety
+/// The CPU must support AVX2; `start + n <= data.len()`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn tiny_run_argmax<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    start: usize,
+    n: usize,
+) -> Option<usize> {
+    let (v, skip) = run_window::<T>(data, start, n)?;
+    if T::CAN_NAN {
+        let nan = T::nan(v);
+        if _mm256_testz_si256(nan, nan) == 0 {
+            return None;
+        }
+    }
+    let run_bits = ((1u32 << n) - 1) << skip;
+    let winners = _mm256_movemask_epi8(T::eq(v, all_lanes_max::<T>(v))) as u32 & run_bits;
+    let byte = if LAST {
+        31 - winners.leading_zeros() as usize
+    } else {
+        winners.trailing_zeros() as usize
+    };
+    Some((byte - skip) / T::SIZE)
 }
 
 /// The position of the first (or, with `LAST`, the last) maximum of the `n` bytes (32 to
@@ -1007,6 +1213,54 @@ mod tests {
                     locate::<T, false>(isa, bytes, T::MIN_KEY).is_some(),
                     reference_has::<T>(bytes, T::MIN_KEY)
                 );
+            }
+            check_short_runs::<T>(isa, bytes);
+        }
+    }
+
+    /// Runs of up to a 512-bit vector inside `bytes`, at its start, its end and in between:
+    /// [`run_argmax_in`] (whose short-run kernels read the neighbouring elements and must
+    /// ignore them) and [`short_runs_max`] over runs `pitch` apart.
+    fn check_short_runs<T: Lanes>(isa: Isa, bytes: &[u8]) {
+        let len = bytes.len() / T::SIZE;
+        let key = |e: usize| T::read(&bytes[e * T::SIZE..]).key();
+        for n in 1..=len.min(64 / T::SIZE) {
+            for start in [0, 1, len / 2, len - n] {
+                if start + n > len {
+                    continue;
+                }
+                let run = &bytes[start * T::SIZE..(start + n) * T::SIZE];
+                let max = (start..start + n).map(key).max().unwrap();
+                for last in [false, true] {
+                    let got = if last {
+                        run_argmax_in::<T, true>(isa, bytes, start * T::SIZE, n * T::SIZE)
+                    } else {
+                        run_argmax_in::<T, false>(isa, bytes, start * T::SIZE, n * T::SIZE)
+                    };
+                    let expected = reference_locate::<T>(run, max, last);
+                    assert_eq!(got, expected, "{isa:?} run of {n} at {start} last {last}");
+                }
+            }
+            if n * T::SIZE >= 32 {
+                continue;
+            }
+            for pitch in [n, n + 3] {
+                for first in [0, 1] {
+                    if first + n > len {
+                        continue;
+                    }
+                    let count = (len - first - n) / pitch + 1;
+                    let expected = (0..count)
+                        .flat_map(|r| first + r * pitch..first + r * pitch + n)
+                        .map(key)
+                        .max()
+                        .unwrap();
+                    let got = short_runs_max::<T>(isa, bytes, first, pitch, count, n);
+                    assert!(
+                        got == expected,
+                        "{isa:?} {count} runs of {n}, pitch {pitch}"
+                    );
+                }
             }
         }
     }

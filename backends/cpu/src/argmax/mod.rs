@@ -172,9 +172,17 @@ impl Job<'_> {
             }
             return;
         }
-        let short_runs =
+        // One contiguous run per output: the vector run kernels read a short one in a vector
+        // or two, cheaper than folding its tail's span once per element of the run (a
+        // `[n, 9]` FLOAT16 over its inner axis took about 1.8 against 2.9 ms, with AVX2).
+        let lone_contiguous_runs =
+            self.isa.avx2() && matches!(self.plan.reduced[..], [run] if run.stride == 1);
+        let short_runs = if lone_contiguous_runs {
+            None
+        } else {
             self.plan
-                .short_runs_as_rows(T::SIZE, ARGMAX_SHORT_RUNS_GAP, ARGMAX_SHORT_RUNS_BYTES);
+                .short_runs_as_rows(T::SIZE, ARGMAX_SHORT_RUNS_GAP, ARGMAX_SHORT_RUNS_BYTES)
+        };
         if let Some(plan) = &short_runs {
             let job = Job { plan, ..*self };
             job.rows::<T, O, LAST>(&outputs);

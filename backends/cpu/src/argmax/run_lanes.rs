@@ -10,6 +10,10 @@
 //! run by (key, index), the run position adding its index stride. The input is read once, in
 //! memory order, a block row (up to [`ARGMAX_TAIL_BYTES`]) at a time, instead of a short run
 //! per output with the position searched wherever a run beats its output's best.
+//!
+//! The runs may be padded (a padded innermost axis): the kept dimension right outside the
+//! run then has a stride (the *pitch*) of up to [`ARGMAX_RUN_LANES_MAX_GAP_BYTES`] more than
+//! the run, and the lanes of the padding are folded with the others and ignored.
 
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan, Shape, Walk};
@@ -18,8 +22,8 @@ use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::thresholds::{
-    ARGMAX_RUN_LANES_MAX_RUN_BYTES, ARGMAX_RUN_LANES_MIN_BLOCK_BYTES, ARGMAX_SPLIT_FACTOR,
-    ARGMAX_TAIL_BYTES,
+    ARGMAX_RUN_LANES_MAX_GAP_BYTES, ARGMAX_RUN_LANES_MAX_RUN_BYTES,
+    ARGMAX_RUN_LANES_MIN_BLOCK_BYTES, ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES,
 };
 
 /// How a [`Shape::Scan`] plan is reduced lane by lane (see the module documentation).
@@ -31,6 +35,9 @@ pub(super) struct RunLanes {
     block: Vec<Dim>,
     /// The run: the innermost dimension, reduced, contiguous.
     run: Dim,
+    /// Elements from one output's run to the next one's in the block: the run's size, or
+    /// more with padding after each run.
+    pitch: usize,
     /// The reduced dimensions outside the block, in increasing index order.
     rows: Vec<Dim>,
 }
@@ -56,7 +63,19 @@ impl RunLanes {
             return None;
         }
         let inside = &plan.order[..plan.order.len() - 1];
-        let mut span = run.size;
+        // The kept dimension right outside the run sets the pitch (padding after each run
+        // allowed); the ones outside it must be dense.
+        let pitch = match inside.last() {
+            Some(dim)
+                if !dim.is_reduced()
+                    && dim.stride >= run.size
+                    && (dim.stride - run.size) * T::SIZE <= ARGMAX_RUN_LANES_MAX_GAP_BYTES =>
+            {
+                dim.stride
+            }
+            _ => return None,
+        };
+        let mut span = pitch;
         let mut taken = 0;
         for dim in inside.iter().rev() {
             if dim.is_reduced() || dim.stride != span {
@@ -80,6 +99,7 @@ impl RunLanes {
             units,
             block,
             run,
+            pitch,
             rows,
         })
     }
@@ -99,14 +119,14 @@ impl Job<'_> {
         outputs: &Outputs<O>,
         lanes: &RunLanes,
     ) {
-        let run = lanes.run.size;
+        let pitch = lanes.pitch;
         let per_block = lanes.outputs();
-        let per_chunk = (ARGMAX_TAIL_BYTES / (run * T::SIZE)).clamp(1, per_block);
+        let per_chunk = (ARGMAX_TAIL_BYTES / (pitch * T::SIZE)).clamp(1, per_block);
         let chunks = per_block.div_ceil(per_chunk);
         let units: usize = lanes.units.iter().map(|d| d.size).product();
         let items = units * chunks;
         let q: usize = lanes.rows.iter().map(|d| d.size).product();
-        let per_item = (per_chunk * run).saturating_mul(q);
+        let per_item = (per_chunk * pitch).saturating_mul(q);
         let parallel = items.saturating_mul(per_item) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
         let factor = ARGMAX_SPLIT_FACTOR * threads();
         // Item `i`: its first input offset, its unit's output slot, its first output in the
@@ -116,7 +136,7 @@ impl Job<'_> {
             let at = Walk::new(&lanes.units, unit, 1).next().unwrap_or_default();
             let t0 = chunk * per_chunk;
             (
-                at.offset + t0 * run,
+                at.offset + t0 * pitch,
                 at.slot,
                 t0,
                 per_chunk.min(per_block - t0),
@@ -148,7 +168,7 @@ impl Job<'_> {
             return;
         }
         // Few items: each one's rows in parallel pieces; (key, index) combines in any order.
-        let piece = (TASK_ELEMENTS / (per_chunk * run))
+        let piece = (TASK_ELEMENTS / (per_chunk * pitch))
             .max(q.div_ceil(factor))
             .max(1);
         for i in 0..items {
@@ -181,14 +201,14 @@ impl Job<'_> {
         if q0 >= q1 {
             return;
         }
-        let run = lanes.run;
-        self.fold_walk::<T, LAST>(base, best.len() * run.size, 1, &lanes.rows, q0, q1, state);
-        let folded = state
-            .keys
-            .chunks_exact(run.size)
-            .zip(state.index.chunks_exact(run.size));
-        for (b, (keys, index)) in best.iter_mut().zip(folded) {
-            for (r, (&key, &at)) in keys.iter().zip(index).enumerate() {
+        let (run, pitch) = (lanes.run, lanes.pitch);
+        // The last output's run ends the lanes: no lane past it (nor past the input).
+        let width = (best.len() - 1) * pitch + run.size;
+        self.fold_walk::<T, LAST>(base, width, 1, &lanes.rows, q0, q1, state);
+        for (o, b) in best.iter_mut().enumerate() {
+            let lanes = o * pitch..o * pitch + run.size;
+            let folded = state.keys[lanes.clone()].iter().zip(&state.index[lanes]);
+            for (r, (&key, &at)) in folded.enumerate() {
                 combine::<_, LAST>(b, (key, at as usize + r * run.index_stride));
             }
         }
@@ -220,6 +240,20 @@ mod tests {
     }
 
     #[test]
+    fn padded_runs_fold_with_the_padding_as_ignored_lanes() {
+        // {8, 16, 5} in {8, 16, 13}, reducing axes 0 and 2: 8 FLOAT32 of padding per run.
+        let padded = plan(&[8, 16, 5], Some(&[16 * 13, 13, 1]), &[true, false, true]);
+        let lanes = RunLanes::new::<f32>(&padded).expect("run lanes");
+        assert_eq!(
+            (lanes.pitch, lanes.run.size, lanes.block[0].size),
+            (13, 5, 16)
+        );
+        // Nine elements of padding: more than a vector.
+        let wide = plan(&[8, 16, 5], Some(&[16 * 14, 14, 1]), &[true, false, true]);
+        assert_eq!(RunLanes::new::<f32>(&wide), None);
+    }
+
+    #[test]
     fn long_runs_lone_runs_and_padded_blocks_are_not() {
         // Runs of 4096 FLOAT32 (16 KiB): the run kernels.
         let long = plan(&[4, 8, 4, 4096], None, &[false, true, false, true]);
@@ -227,8 +261,8 @@ mod tests {
         // One run per output: nothing to fold over.
         let lone = plan(&[64, 64], None, &[false, true]);
         assert_eq!(RunLanes::new::<f32>(&lone), None);
-        // A gap between the runs of neighbouring outputs.
-        let padded = plan(&[8, 16, 32], Some(&[16 * 40, 40, 1]), &[true, false, true]);
+        // A gap of more than a vector between the runs of neighbouring outputs.
+        let padded = plan(&[8, 16, 32], Some(&[16 * 41, 41, 1]), &[true, false, true]);
         assert_eq!(RunLanes::new::<f32>(&padded), None);
         // The innermost dimension kept: the rows kernels.
         let rows = plan(&[64, 64], None, &[true, false]);

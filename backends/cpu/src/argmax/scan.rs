@@ -21,7 +21,7 @@
 use super::avx512::Avx512Prims;
 #[cfg(target_arch = "x86_64")]
 use super::kernels::Avx2Prims;
-use super::kernels::{block_max, locate, Piece, PortablePrims, Prims, SCAN_BLOCK};
+use super::kernels::{block_max, locate, short_runs_max, Piece, PortablePrims, Prims, SCAN_BLOCK};
 use super::lanes::Lanes;
 use super::plan::{At, Dim, Walk};
 use super::{Best, Job, Outputs};
@@ -140,6 +140,8 @@ impl Job<'_> {
             self.scan_split::<T, O, LAST>(outputs);
         } else if let [run] = region {
             self.scan_runs::<T, O, LAST>(outputs, unit_dims, *run, parallel);
+        } else if region.iter().all(Dim::is_reduced) {
+            self.scan_outputs::<T, O, LAST>(outputs, unit_dims, parallel);
         } else {
             self.scan_units::<T, O, LAST>(outputs, unit_dims, region, parallel);
         }
@@ -147,8 +149,8 @@ impl Job<'_> {
 
     /// Every output's elements are one run (the region is the run alone): tasks of
     /// consecutive outputs, each run reduced at once ([`Prims::run_argmax`] when it is
-    /// contiguous and at least [`ARGMAX_MIN_RUN_BYTES`] long, [`run_best`] otherwise: short or
-    /// element-strided) and its result written, with no state kept between runs.
+    /// contiguous, however short; [`run_best`] when it is element-strided) and its result
+    /// written, with no state kept between runs.
     fn scan_runs<T: Lanes, O: FromIndex, const LAST: bool>(
         &self,
         outputs: &Outputs<O>,
@@ -197,12 +199,10 @@ impl Job<'_> {
         outputs: &Outputs<O>,
     ) {
         let bytes = run.size * T::SIZE;
-        let vectors = run.stride == 1 && bytes >= ARGMAX_MIN_RUN_BYTES;
         for unit in Walk::new(unit_dims, first, count) {
-            let p = if vectors {
-                let start = unit.offset * T::SIZE;
+            let p = if run.stride == 1 {
                 // SAFETY: `P` is the instruction set of the function this is inlined into.
-                unsafe { P::run_argmax::<T, LAST>(&self.data[start..start + bytes]) }
+                unsafe { P::run_argmax::<T, LAST>(self.data, unit.offset * T::SIZE, bytes) }
             } else {
                 run_best::<T, LAST>(self.data, unit.offset, run.size, run.stride)
                     .map_or(0, |(_, p)| p)
@@ -210,6 +210,33 @@ impl Job<'_> {
             // SAFETY: the task's outputs are its own.
             unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
         }
+    }
+
+    /// Each output's elements are several runs and nothing else (the region holds no kept
+    /// dimension, so a unit is one output): tasks of consecutive outputs, each reduced whole
+    /// by [`Self::reduce_output`], which gathers short runs into groups of about a block whose
+    /// maximum is taken at once (a run's maximum taken alone costs a horizontal reduction).
+    fn scan_outputs<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        unit_dims: &[Dim],
+        parallel: bool,
+    ) {
+        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let q = self.plan.reduced_len();
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        let per_task = (TASK_ELEMENTS / q.max(1)).clamp(1, units.div_ceil(factor).max(1));
+        let tasks = units.div_ceil(per_task);
+        let task = |t: usize| {
+            let first = t * per_task;
+            let mut pieces = Vec::new();
+            for at in Walk::new(unit_dims, first, per_task.min(units - first)) {
+                let best = self.reduce_output::<T, LAST>(at, 0, q, &mut pieces);
+                // SAFETY: the task's outputs are its own.
+                unsafe { outputs.set(at.slot, self.finish::<LAST>(best.index)) };
+            }
+        };
+        for_each_task(tasks, parallel, task);
     }
 
     /// Tasks of whole units, each walking its region in memory order.
@@ -367,9 +394,82 @@ impl Job<'_> {
         pieces: &mut Vec<Piece>,
     ) -> Best<T::Key> {
         let (run, outer) = self.plan.reduced.split_last().expect("a reduced dimension");
+        let len = run.size;
+        let short = run.stride == 1 && len * T::SIZE < ARGMAX_MIN_RUN_BYTES && !outer.is_empty();
+        let (r0, r1) = (q0.div_ceil(len), q1 / len);
+        if !(short && self.isa.avx2() && r0 < r1) {
+            return self.reduce_pieces::<T, LAST>(output, q0, q1, pieces);
+        }
+        let mut best = self.reduce_pieces::<T, LAST>(output, q0, r0 * len, pieces);
+        best.offer::<LAST>(self.reduce_short_runs::<T, LAST>(output, r0, r1, pieces));
+        best.offer::<LAST>(self.reduce_pieces::<T, LAST>(output, r1 * len, q1, pieces));
+        best
+    }
+
+    /// Runs `r0..r1` (whole runs shorter than a vector, inside at least one other reduced
+    /// dimension) of the output at `output`: a row of the innermost outer dimension at a
+    /// time, in groups of about a block whose maximum [`short_runs_max`] takes with no list
+    /// of pieces; a group is listed as pieces (and searched) only when its maximum can change
+    /// the result. Listing every short run cost three times the reduction itself.
+    fn reduce_short_runs<T: Lanes, const LAST: bool>(
+        &self,
+        output: At,
+        r0: usize,
+        r1: usize,
+        pieces: &mut Vec<Piece>,
+    ) -> Best<T::Key> {
+        let (run, outer) = self.plan.reduced.split_last().expect("a reduced dimension");
+        let (&inner, rows) = outer.split_last().expect("an outer reduced dimension");
+        let group = (SCAN_BLOCK / run.size).max(1);
+        let monotonic = self.plan.monotonic;
+        let mut best = Best::none();
+        let first_row = r0 / inner.size;
+        let row_count = (r1 - 1) / inner.size + 1 - first_row;
+        for (k, at) in Walk::new(rows, first_row, row_count).enumerate() {
+            let row = first_row + k;
+            let lo = r0.max(row * inner.size) - row * inner.size;
+            let hi = r1.min((row + 1) * inner.size) - row * inner.size;
+            let mut i = lo;
+            while i < hi {
+                let count = group.min(hi - i);
+                let start = output.offset + at.offset + i * inner.stride;
+                let index = at.index + i * inner.index_stride;
+                let max =
+                    short_runs_max::<T>(self.isa, self.data, start, inner.stride, count, run.size);
+                let look =
+                    !best.found || max > best.key || (max == best.key && (LAST || !monotonic));
+                if look {
+                    pieces.clear();
+                    pieces.extend((0..count).map(|c| Piece {
+                        start: start + c * inner.stride,
+                        len: run.size,
+                        index: index + c * inner.index_stride,
+                    }));
+                    self.scan_group::<T, LAST>(pieces, run.index_stride, &mut best);
+                }
+                i += count;
+            }
+        }
+        best
+    }
+
+    /// [`Self::reduce_output`] with every run listed as pieces: contiguous runs cut into
+    /// pieces of at most a block and short ones gathered, each group reduced at once; runs
+    /// that are element-strided (or short, without vectors) read element by element.
+    fn reduce_pieces<T: Lanes, const LAST: bool>(
+        &self,
+        output: At,
+        q0: usize,
+        q1: usize,
+        pieces: &mut Vec<Piece>,
+    ) -> Best<T::Key> {
+        let (run, outer) = self.plan.reduced.split_last().expect("a reduced dimension");
         let (len, step) = (run.size, run.index_stride);
         let vectors = run.stride == 1 && len * T::SIZE >= ARGMAX_MIN_RUN_BYTES;
         let mut best = Best::none();
+        if q0 >= q1 {
+            return best;
+        }
         let first_run = q0 / len;
         let runs = q1.div_ceil(len) - first_run;
         pieces.clear();

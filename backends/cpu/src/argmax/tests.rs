@@ -1159,11 +1159,81 @@ fn short_runs_inside_kept_dimensions_fold_lane_by_lane_and_match_the_reference()
             (vec![3, 6, 5, 4], vec![0, 3, 2, 1], vec![1, 3]),
         ];
         for (k, (sizes, order, axes)) in shapes.into_iter().enumerate() {
-            let pad = vec![0; sizes.len()];
-            let input = laid_out(*data_type, &sizes, &order, &pad, &[], &mut rng);
-            let what = format!("run lanes {t}.{k}");
-            on_threads(2, || check_all(&input, &axes, &what));
-            on_threads(1, || check_all(&input, &axes, &what));
+            // Packed, and with padding after each run of up to a vector (lanes folded and
+            // ignored) or past it.
+            let most = (32 / data_type.size_in_bytes()) as u32;
+            for run_pad in [0, 1 + (t + k) as u32 % most, most, most + 1] {
+                let mut pad = vec![0; sizes.len()];
+                pad[*order.last().unwrap()] = run_pad;
+                let input = laid_out(*data_type, &sizes, &order, &pad, &[], &mut rng);
+                let what = format!("run lanes {t}.{k}, padding {run_pad}");
+                on_threads(2, || check_all(&input, &axes, &what));
+                on_threads(1, || check_all(&input, &axes, &what));
+            }
         }
+    }
+}
+
+#[test]
+fn runs_shorter_than_a_vector_match_the_reference_alone_or_many_per_output() {
+    // Runs of 1 to 64 bytes, padded or not: one per output (a vector from the run's start,
+    // or near the buffer's end one ending there, its other lanes ignored), and many per
+    // output with every axis or the outer and inner ones reduced (groups of runs reduced
+    // with no list of pieces, an output's range split across threads at any element).
+    let mut rng = Rng(4242);
+    for (t, data_type) in ALL_TYPES.iter().enumerate() {
+        let size = data_type.size_in_bytes();
+        let lens: Vec<u32> = [1, 2, 3, 5, 31 / size, 32 / size + 1, 64 / size]
+            .into_iter()
+            .filter(|&n| n >= 1)
+            .map(|n| n as u32)
+            .collect();
+        for (k, &len) in lens.iter().enumerate() {
+            let pad = (t + k) as u32 % 4;
+            let input = laid_out(
+                *data_type,
+                &[3, 4, len],
+                &[0, 1, 2],
+                &[0, 0, pad],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[2], "short runs");
+            let input = laid_out(
+                *data_type,
+                &[3, 7, len],
+                &[0, 1, 2],
+                &[0, 0, pad],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[0, 1, 2], "short runs, every axis");
+            check_all(&input, &[0, 2], "short runs, outer and inner axes");
+            on_threads(1, || {
+                check_all(&input, &[0, 1, 2], "short runs, every axis, 1 thread")
+            });
+        }
+        // A buffer shorter than a vector.
+        let input = laid_out(*data_type, &[2, 3], &[0, 1], &[0, 0], &[], &mut rng);
+        check_all(&input, &[1], "tiny buffer");
+        check_all(&input, &[0, 1], "tiny buffer, every axis");
+    }
+    // Enough work to split one output's range over threads, at ranges that cut runs.
+    for (data_type, len, pad) in [
+        (DataType::Float32, 5u32, 3u32),
+        (DataType::Float16, 9, 0),
+        (DataType::Uint8, 7, 2),
+    ] {
+        let input = laid_out(
+            data_type,
+            &[31, 700, len],
+            &[0, 1, 2],
+            &[0, 0, pad],
+            &[],
+            &mut rng,
+        );
+        on_threads(3, || check_all(&input, &[0, 1, 2], "short runs split"));
+        on_threads(2, || check_all(&input, &[1, 2], "short runs, few outputs"));
+        on_threads(1, || check_all(&input, &[0, 1, 2], "short runs, one task"));
     }
 }
