@@ -327,14 +327,17 @@ impl Job<'_> {
         if q0 >= q1 {
             return;
         }
-        let lanes = widened.k * widened.m;
+        // The last position's tail ends the lanes: no lane past it (nor past the input).
+        let lanes = (widened.m - 1) * widened.pitch + widened.k;
         self.fold_walk::<T, LAST>(base, lanes, 1, &widened.wide, q0, q1, state);
         for (lane, (&key, &index)) in state.keys.iter().zip(&state.index).enumerate() {
-            let (q, j) = (lane / widened.k, lane % widened.k);
-            combine::<_, LAST>(
-                &mut best[j],
-                (key, index as usize + q * widened.index_stride),
-            );
+            let (q, j) = (lane / widened.pitch, lane % widened.pitch);
+            if j < widened.k {
+                combine::<_, LAST>(
+                    &mut best[j],
+                    (key, index as usize + q * widened.index_stride),
+                );
+            }
         }
     }
 
@@ -526,6 +529,9 @@ pub(super) fn combine_each<K: Ord + Copy, const LAST: bool>(
 struct Widened {
     /// Outputs in the tail.
     k: usize,
+    /// Elements from one reduced position's tail to the next: `k`, or more with padding
+    /// after each tail (its lanes folded and ignored).
+    pitch: usize,
     /// Reduced positions per widened row.
     m: usize,
     /// Index stride of the innermost reduced dimension: lane group `q` of a widened row is at
@@ -553,14 +559,15 @@ const WIDENED_ROW_BYTES: usize = 128;
 
 impl Widened {
     /// The widening of a contiguous tail shorter than a vector whose rows lie back to back
-    /// (the innermost reduced dimension's stride is the tail's size), or None.
+    /// (the innermost reduced dimension's stride is the tail's size) or with at most a
+    /// vector of padding between them, or None.
     fn new<T: Lanes>(tail: Dim, reduced: &[Dim]) -> Option<Widened> {
         let (&inner, outer) = reduced.split_last()?;
-        let k = tail.size;
-        if tail.stride != 1 || k * T::SIZE >= 32 || inner.stride != k {
+        let (k, pitch) = (tail.size, inner.stride);
+        if tail.stride != 1 || k * T::SIZE >= 32 || pitch < k || (pitch - k) * T::SIZE > 32 {
             return None;
         }
-        let m = WIDENED_ROW_BYTES.div_ceil(k * T::SIZE).min(inner.size);
+        let m = WIDENED_ROW_BYTES.div_ceil(pitch * T::SIZE).min(inner.size);
         if m < 2 {
             return None;
         }
@@ -578,6 +585,7 @@ impl Widened {
         let left = inner.size % m;
         Some(Widened {
             k,
+            pitch,
             m,
             index_stride: inner.index_stride,
             wide: with_inner(groups, inner.stride * m, inner.index_stride * m),

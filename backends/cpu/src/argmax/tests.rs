@@ -909,12 +909,20 @@ fn short_tails_with_rows_back_to_back_are_widened_and_match_the_reference() {
                         &[0, 1],
                         &format!("two axes tail {tail} reduced {reduced}"),
                     );
-                    // Padded tail rows: not back to back, the plain fold.
-                    let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, 1], &[], &mut rng);
+                }
+                // Padded tail rows: widened with the padding's lanes ignored (up to a vector
+                // of padding), or the plain fold (more).
+                let v = vector_elements as u32;
+                for pad in [1, v / 2 + 1, v, v + 1] {
+                    if t % 3 != 0 && reduced != 701 {
+                        continue;
+                    }
+                    let input =
+                        laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, pad], &[], &mut rng);
                     check_all(
                         &input,
                         &[1],
-                        &format!("padded tail {tail} reduced {reduced}"),
+                        &format!("tail {tail} padded by {pad}, reduced {reduced}"),
                     );
                 }
             }
@@ -941,6 +949,15 @@ fn short_tails_with_rows_back_to_back_are_widened_and_match_the_reference() {
                 &mut rng,
             );
             check_all(&input, &[0], "sweep row shape");
+            let input = laid_out(
+                DataType::Int32,
+                &[1300, 118, 2],
+                &[0, 1, 2],
+                &[0, 0, 5],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[0, 1], "padded sweep row shape");
         });
     }
 }
