@@ -217,12 +217,13 @@ pub(crate) fn block_max<T: Lanes>(isa: Isa, data: &[u8], pieces: &[Piece]) -> T:
         .fold(T::MIN_KEY, Ord::max)
 }
 
-/// The maximum key of `count` runs (at least one) of `len` elements each, fewer bytes than a
-/// vector, the first at element offset `start` of `data` and each `pitch` elements after the
-/// one before: the short runs of one output (a padded `[…, 5]` reduced over every axis).
+/// The maximum key of `count` runs (at least one) of `len` elements each, at most
+/// [`SHORT_RUN_BYTES`], the first at element offset `start` of `data` and each `pitch`
+/// elements after the one before: the short runs of one output (a padded `[…, 5]` reduced
+/// over every axis).
 ///
 /// # Panics
-/// If a run lies outside `data`, or the runs are not shorter than a vector.
+/// If a run lies outside `data`, or is empty or longer than [`SHORT_RUN_BYTES`].
 pub(crate) fn short_runs_max<T: Lanes>(
     isa: Isa,
     data: &[u8],
@@ -233,8 +234,8 @@ pub(crate) fn short_runs_max<T: Lanes>(
 ) -> T::Key {
     let bytes = len * T::SIZE;
     assert!(
-        count > 0 && bytes > 0 && bytes < 32,
-        "short_runs_max: runs of 1 to 31 bytes"
+        count > 0 && bytes > 0 && bytes <= SHORT_RUN_BYTES,
+        "short_runs_max: runs of 1 to SHORT_RUN_BYTES bytes"
     );
     let last = start + (count - 1) * pitch;
     assert!(
@@ -256,13 +257,14 @@ pub(crate) fn short_runs_max<T: Lanes>(
         .fold(T::MIN_KEY, Ord::max)
 }
 
-/// [`short_runs_max`] with AVX2: each run one vector from its start with the lanes past it
-/// set to the lowest value (a mask the same for every run), the last ones near the end of
-/// `data` through [`run_window`]; two running maxima and a NaN flag.
+/// [`short_runs_max`] with AVX2: a run shorter than a vector is one vector from its start
+/// with the lanes past it set to the lowest value (a mask the same for every run), the last
+/// ones near the end of `data` through [`run_window`]; a longer one its whole vectors and a
+/// last one ending at its end; two running maxima and a NaN flag.
 ///
 /// # Safety
 /// The CPU must support AVX2; every run lies inside `data`, which holds at least 32 bytes;
-/// `bytes` (per run) is 1 to 31.
+/// `bytes` (per run) is at least 1.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn short_runs_max_avx2<T: Lanes>(
@@ -273,12 +275,32 @@ unsafe fn short_runs_max_avx2<T: Lanes>(
     bytes: usize,
 ) -> T::Key {
     let base = data.as_ptr();
-    let head = _mm256_loadu_si256(WINDOW_BYTES.as_ptr().add(64 - bytes).cast());
+    let head = _mm256_loadu_si256(WINDOW_BYTES.as_ptr().add(64 - bytes.min(32)).cast());
     let lowest = T::lowest();
     let last_full = data.len() - 32;
     let mut acc = [lowest; 2];
     let mut nan = _mm256_setzero_si256();
-    for r in 0..count {
+    if bytes >= 32 {
+        let (whole, rest) = (bytes / 32, bytes % 32);
+        for r in 0..count {
+            let p = base.add((start + r * pitch) * T::SIZE);
+            for j in 0..whole {
+                let v = T::load(p.add(j * 32));
+                acc[j % 2] = T::max(v, acc[j % 2]);
+                if T::CAN_NAN {
+                    nan = _mm256_or_si256(nan, T::nan(v));
+                }
+            }
+            if rest > 0 {
+                let v = T::load(p.add(bytes - 32));
+                acc[1] = T::max(v, acc[1]);
+                if T::CAN_NAN {
+                    nan = _mm256_or_si256(nan, T::nan(v));
+                }
+            }
+        }
+    }
+    for r in 0..if bytes < 32 { count } else { 0 } {
         let at = (start + r * pitch) * T::SIZE;
         let v = if at <= last_full {
             _mm256_blendv_epi8(lowest, T::load(base.add(at)), head)
@@ -1240,9 +1262,6 @@ mod tests {
                     let expected = reference_locate::<T>(run, max, last);
                     assert_eq!(got, expected, "{isa:?} run of {n} at {start} last {last}");
                 }
-            }
-            if n * T::SIZE >= 32 {
-                continue;
             }
             for pitch in [n, n + 3] {
                 for first in [0, 1] {

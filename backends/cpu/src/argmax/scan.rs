@@ -28,7 +28,7 @@ use super::{Best, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::Isa;
-use crate::thresholds::{ARGMAX_MIN_RUN_BYTES, ARGMAX_SPLIT_FACTOR};
+use crate::thresholds::{ARGMAX_MIN_RUN_BYTES, ARGMAX_SHORT_RUN_BYTES, ARGMAX_SPLIT_FACTOR};
 
 /// Runs per unit listed once rather than walked per unit, at most.
 const LISTED_STEPS: usize = 1 << 12;
@@ -77,6 +77,51 @@ impl<K: Ord + Copy + Default> State<K> {
             self.keys[s] = key;
             self.index[s] = index;
         }
+    }
+}
+
+/// Elements holding an output's maximum whose indices [`Job::scan_dense`] computes one by
+/// one, at most (then the output is reduced run by run).
+const DENSE_MAX_TIES: usize = 1 << 12;
+
+/// An output's reduced dimensions when they fill one contiguous range of the input in an
+/// order other than the index order (a permuted packed tensor reduced over every axis), so
+/// that the maximum is one plain reduction of the range.
+struct Dense {
+    /// The dimensions, innermost (stride 1) first, each stride the span of those inside it.
+    dims: Vec<Dim>,
+    /// Elements in the range.
+    len: usize,
+}
+
+impl Dense {
+    /// The dense form of `region` (every dimension reduced), or None when it has a kept
+    /// dimension or leaves gaps.
+    fn new(region: &[Dim]) -> Option<Dense> {
+        if !region.iter().all(Dim::is_reduced) {
+            return None;
+        }
+        let mut dims = region.to_vec();
+        dims.sort_by_key(|d| d.stride);
+        let mut span = 1usize;
+        for d in &dims {
+            if d.stride != span {
+                return None;
+            }
+            span = span.checked_mul(d.size)?;
+        }
+        Some(Dense { dims, len: span })
+    }
+
+    /// The reduced index of the element at offset `offset` of the range.
+    fn index_at(&self, offset: usize) -> usize {
+        let mut rest = offset;
+        let mut index = 0;
+        for d in &self.dims {
+            index += (rest % d.size) * d.index_stride;
+            rest /= d.size;
+        }
+        index
     }
 }
 
@@ -136,6 +181,12 @@ impl Job<'_> {
         let q = self.plan.reduced_len();
         let work = units.saturating_mul(outputs_per_unit).saturating_mul(q);
         let parallel = work >= PARALLEL_MIN_ELEMENTS && threads() > 1;
+        if !self.plan.monotonic && self.isa.avx2() {
+            if let Some(dense) = Dense::new(region) {
+                self.scan_dense::<T, O, LAST>(outputs, unit_dims, &dense, parallel);
+                return;
+            }
+        }
         if parallel && units < ARGMAX_SPLIT_FACTOR * threads() {
             self.scan_split::<T, O, LAST>(outputs);
         } else if let [run] = region {
@@ -210,6 +261,104 @@ impl Job<'_> {
             // SAFETY: the task's outputs are its own.
             unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
         }
+    }
+
+    /// Each output's elements fill one contiguous range in an order other than their index
+    /// order ([`Dense`]): per output, the maximum of the range at once, then the index of each
+    /// element holding it, the lowest (or, with `LAST`, the highest) kept. An output whose
+    /// maximum is held by more than [`DENSE_MAX_TIES`] elements is reduced run by run instead.
+    /// Outputs are split across tasks, or, with few of them, each one's range.
+    fn scan_dense<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        unit_dims: &[Dim],
+        dense: &Dense,
+        parallel: bool,
+    ) {
+        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let n = dense.len;
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        let few = parallel && units < factor;
+        let piece = TASK_ELEMENTS.max(n.div_ceil(factor));
+        let reduce = |at: At| -> usize {
+            let key = map_ranges(n, piece, few, |lo, hi| {
+                let piece = Piece {
+                    start: at.offset + lo,
+                    len: hi - lo,
+                    index: 0,
+                };
+                block_max::<T>(self.isa, self.data, &[piece])
+            })
+            .into_iter()
+            .max()
+            .expect("a dense output holds elements");
+            let found = map_ranges(n, piece, few, |lo, hi| {
+                self.dense_holders::<T, LAST>(dense, at.offset, lo, hi, key)
+            });
+            let mut best: Option<usize> = None;
+            for part in found {
+                let Some(index) = part else {
+                    // Too many ties: run by run.
+                    let q = self.plan.reduced_len();
+                    return self
+                        .reduce_output::<T, LAST>(at, 0, q, &mut Vec::new())
+                        .index;
+                };
+                best = Some(match best {
+                    Some(b) if LAST => b.max(index),
+                    Some(b) => b.min(index),
+                    None => index,
+                });
+            }
+            best.expect("the maximum is held by an element")
+        };
+        if few {
+            for at in Walk::new(unit_dims, 0, units) {
+                // SAFETY: this thread alone writes outputs here.
+                unsafe { outputs.set(at.slot, self.finish::<LAST>(reduce(at))) };
+            }
+            return;
+        }
+        let per_task = (TASK_ELEMENTS / n.max(1)).clamp(1, units.div_ceil(factor).max(1));
+        let tasks = units.div_ceil(per_task);
+        let task = |t: usize| {
+            let first = t * per_task;
+            for at in Walk::new(unit_dims, first, per_task.min(units - first)) {
+                // SAFETY: the task's outputs are its own.
+                unsafe { outputs.set(at.slot, self.finish::<LAST>(reduce(at))) };
+            }
+        };
+        for_each_task(tasks, parallel, task);
+    }
+
+    /// The lowest (or, with `LAST`, the highest) index among the elements of key `key` at
+    /// offsets `lo..hi` of the dense range at `base`; `Some(usize::MAX)` (or `Some(0)`) when
+    /// none holds it, None when more than [`DENSE_MAX_TIES`] do.
+    fn dense_holders<T: Lanes, const LAST: bool>(
+        &self,
+        dense: &Dense,
+        base: usize,
+        lo: usize,
+        hi: usize,
+        key: T::Key,
+    ) -> Option<usize> {
+        let bytes = &self.data[(base + lo) * T::SIZE..(base + hi) * T::SIZE];
+        let mut best = if LAST { 0 } else { usize::MAX };
+        let (mut from, mut ties) = (0, 0);
+        while let Some(p) = locate::<T, false>(self.isa, &bytes[from * T::SIZE..], key) {
+            let index = dense.index_at(lo + from + p);
+            best = if LAST {
+                best.max(index)
+            } else {
+                best.min(index)
+            };
+            ties += 1;
+            if ties > DENSE_MAX_TIES {
+                return None;
+            }
+            from += p + 1;
+        }
+        Some(best)
     }
 
     /// Each output's elements are several runs and nothing else (the region holds no kept
@@ -395,7 +544,7 @@ impl Job<'_> {
     ) -> Best<T::Key> {
         let (run, outer) = self.plan.reduced.split_last().expect("a reduced dimension");
         let len = run.size;
-        let short = run.stride == 1 && len * T::SIZE < ARGMAX_MIN_RUN_BYTES && !outer.is_empty();
+        let short = run.stride == 1 && len * T::SIZE <= ARGMAX_SHORT_RUN_BYTES && !outer.is_empty();
         let (r0, r1) = (q0.div_ceil(len), q1 / len);
         if !(short && self.isa.avx2() && r0 < r1) {
             return self.reduce_pieces::<T, LAST>(output, q0, q1, pieces);
@@ -406,11 +555,12 @@ impl Job<'_> {
         best
     }
 
-    /// Runs `r0..r1` (whole runs shorter than a vector, inside at least one other reduced
-    /// dimension) of the output at `output`: a row of the innermost outer dimension at a
-    /// time, in groups of about a block whose maximum [`short_runs_max`] takes with no list
-    /// of pieces; a group is listed as pieces (and searched) only when its maximum can change
-    /// the result. Listing every short run cost three times the reduction itself.
+    /// Runs `r0..r1` (whole runs of at most [`ARGMAX_SHORT_RUN_BYTES`], inside at least one
+    /// other reduced dimension) of the output at `output`: a row of the innermost outer
+    /// dimension at a time, in groups of about a block whose maximum [`short_runs_max`] takes
+    /// with no list of pieces; a group is listed as pieces (and searched) only when its
+    /// maximum can change the result. Listing every short run cost three times the reduction
+    /// itself.
     fn reduce_short_runs<T: Lanes, const LAST: bool>(
         &self,
         output: At,
