@@ -11,7 +11,8 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::kernels::{
-    all_lanes_max, bytes_to_boundary, run_argmax_body, Avx2Prims, Piece, Prims, RunBlocks,
+    all_lanes_max, bytes_to_boundary, run_argmax_body, Avx2Prims, Piece, PortablePrims, Prims,
+    RunBlocks,
 };
 #[cfg(target_arch = "x86_64")]
 use super::lanes::Lanes;
@@ -292,10 +293,10 @@ impl Prims for Avx512Prims {
         };
         match found {
             Some(p) => p,
-            // A NaN: the compare domain does not order it; the AVX2 kernel redoes the run
-            // (and falls back to exact keys itself).
-            // SAFETY: AVX-512 F implies AVX2.
-            None => unsafe { Avx2Prims::run_argmax::<T, LAST>(data, start, len) },
+            // A NaN: the compare domain does not order it (the AVX2 kernels would meet it
+            // too); the run is redone with exact keys.
+            // SAFETY: the portable loops need no instruction set.
+            None => unsafe { PortablePrims::run_argmax::<T, LAST>(data, start, len) },
         }
     }
 }

@@ -250,6 +250,19 @@ impl Job<'_> {
         outputs: &Outputs<O>,
     ) {
         let bytes = run.size * T::SIZE;
+        if run.stride == 1 && bytes > 64 {
+            // The same loop as below, compiled apart for runs longer than the short-run
+            // kernels take: one copy for each, so that neither slows the other (long runs
+            // took a fifth longer in a loop shared with the short-run kernels).
+            for unit in Walk::new(unit_dims, first, count) {
+                // SAFETY: `P` is the instruction set of the function this is inlined into.
+                let p =
+                    unsafe { P::run_argmax::<T, LAST>(self.data, unit.offset * T::SIZE, bytes) };
+                // SAFETY: the task's outputs are its own.
+                unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
+            }
+            return;
+        }
         for unit in Walk::new(unit_dims, first, count) {
             let p = if run.stride == 1 {
                 // SAFETY: `P` is the instruction set of the function this is inlined into.
