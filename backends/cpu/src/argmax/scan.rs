@@ -608,7 +608,7 @@ impl Job<'_> {
                         len: run.size,
                         index: index + c * inner.index_stride,
                     }));
-                    self.scan_group::<T, LAST>(pieces, run.index_stride, &mut best);
+                    self.locate_in_group::<T, LAST>(pieces, run.index_stride, max, &mut best);
                 }
                 i += count;
             }
@@ -681,6 +681,18 @@ impl Job<'_> {
         best: &mut Best<T::Key>,
     ) {
         let max = block_max::<T>(self.isa, self.data, pieces);
+        self.locate_in_group::<T, LAST>(pieces, step, max, best);
+    }
+
+    /// [`Self::scan_group`] once the group's maximum `max` is known: the pieces holding it
+    /// are searched when it can change the result.
+    fn locate_in_group<T: Lanes, const LAST: bool>(
+        &self,
+        pieces: &[Piece],
+        step: usize,
+        max: T::Key,
+        best: &mut Best<T::Key>,
+    ) {
         let monotonic = self.plan.monotonic;
         let look = !best.found || max > best.key || (max == best.key && (LAST || !monotonic));
         if !look {
