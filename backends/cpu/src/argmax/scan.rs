@@ -545,9 +545,10 @@ impl Job<'_> {
     }
 
     /// The best element among positions `q0..q1` of the reduced walk (memory order) of the
-    /// output at `output`. Contiguous runs are cut into pieces of at most a block and short
-    /// runs gathered, so that each group of pieces reduced together holds about
-    /// [`SCAN_BLOCK`] elements; `pieces` is scratch.
+    /// output at `output`: whole runs of up to [`ARGMAX_SHORT_RUN_BYTES`] inside another
+    /// reduced dimension through [`Self::reduce_short_runs`] (with vectors), the rest (and the
+    /// parts of runs at the ends of the range) through [`Self::reduce_pieces`]; `pieces` is
+    /// scratch.
     fn reduce_output<T: Lanes, const LAST: bool>(
         &self,
         output: At,
