@@ -20,6 +20,7 @@
 mod avx512;
 mod kernels;
 mod lanes;
+mod packed_tail;
 mod plan;
 mod rows;
 mod run_lanes;

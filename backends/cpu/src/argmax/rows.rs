@@ -24,6 +24,7 @@
 
 use super::kernels::{better, fold_rows, fold_rows_fresh, FoldScratch, Row, CHUNK_ROWS};
 use super::lanes::Lanes;
+use super::packed_tail::PackedTail;
 use super::plan::{Dim, Walk};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
@@ -261,7 +262,6 @@ impl Job<'_> {
         let parallel = items.saturating_mul(per_item) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
         let factor = ARGMAX_SPLIT_FACTOR * threads();
         let wide_rows: usize = widened.wide.iter().map(|d| d.size).product();
-        let item = |i: usize| Walk::new(&plan.outer, i, 1).next().unwrap_or_default();
         let write = |slot: usize, best: &[Option<(T::Key, usize)>]| {
             for (j, b) in best.iter().enumerate() {
                 let index = b.map_or(0, |(_, at)| at);
@@ -273,11 +273,30 @@ impl Job<'_> {
         if !parallel || items >= factor {
             let per_task = (TASK_ELEMENTS / per_item.max(1)).clamp(1, items.div_ceil(factor));
             let tasks = items.div_ceil(per_task);
+            let packed = match plan.reduced[..] {
+                [inner] => PackedTail::new::<T>(self.isa, widened.k, widened.pitch, inner.size),
+                _ => None,
+            };
             let task = |t: usize| {
                 let mut state = RowsState::default();
                 let mut best = Vec::new();
-                for i in t * per_task..((t + 1) * per_task).min(items) {
-                    let at = item(i);
+                let mut positions = vec![0; widened.k];
+                let first = t * per_task;
+                let walk = Walk::new(&plan.outer, first, per_task.min(items - first));
+                for at in walk {
+                    if let Some(packed) = &packed {
+                        let start = at.offset * T::SIZE;
+                        if packed.argmax::<T, LAST>(self.data, start, &mut positions) {
+                            // One reduced dimension: its index stride turns a position into
+                            // the output's index.
+                            let index_stride = plan.reduced[0].index_stride;
+                            let index = |j: usize| Some((T::MIN_KEY, positions[j] * index_stride));
+                            best.clear();
+                            best.extend((0..widened.k).map(index));
+                            write(at.slot, &best);
+                            continue;
+                        }
+                    }
                     best.clear();
                     best.resize(widened.k, None);
                     self.fold_widened::<T, LAST>(
@@ -295,8 +314,7 @@ impl Job<'_> {
         let piece = (TASK_ELEMENTS / (widened.k * widened.m))
             .max(wide_rows.div_ceil(factor))
             .max(1);
-        for i in 0..items {
-            let at = item(i);
+        for at in Walk::new(&plan.outer, 0, items) {
             let parts = map_ranges(wide_rows, piece, true, |q0, q1| {
                 let mut state = RowsState::default();
                 let mut best = vec![None; widened.k];

@@ -958,6 +958,25 @@ fn short_tails_with_rows_back_to_back_are_widened_and_match_the_reference() {
                 &mut rng,
             );
             check_all(&input, &[0, 1], "padded sweep row shape");
+            // Many small packed items (`PackedTail`), split across tasks mid-walk.
+            let input = laid_out(
+                DataType::Int32,
+                &[3000, 34, 2],
+                &[0, 1, 2],
+                &[0, 0, 0],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[1], "many packed items");
+            let input = laid_out(
+                DataType::Float16,
+                &[2000, 3, 9, 3],
+                &[1, 0, 2, 3],
+                &[0, 0, 0, 2],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[2], "many padded packed items");
         });
     }
 }
