@@ -839,6 +839,23 @@ unsafe fn run_window<T: Lanes>(data: &[u8], start: usize, n: usize) -> Option<(_
     Some((_mm256_blendv_epi8(T::lowest(), T::load(p), inside), skip))
 }
 
+/// The vector at byte `at` of `data` in the compare domain; near the end of `data`, its bytes
+/// past the end are zero (the caller ignores their lanes).
+///
+/// # Safety
+/// The CPU must support AVX2; `at < data.len()`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn load_inside<T: Lanes>(data: &[u8], at: usize) -> __m256i {
+    if at + 32 <= data.len() {
+        return T::load(data.as_ptr().add(at));
+    }
+    let mut bytes = [0u8; 32];
+    let inside = &data[at..];
+    bytes[..inside.len()].copy_from_slice(inside);
+    T::load(bytes.as_ptr())
+}
+
 /// The position of the first (or, with `LAST`, the last) maximum of the `n` bytes (whole
 /// elements, 1 to 31) at byte `start` of `data`, with one vector: it starts at the run, or,
 /// near the end of `data`, ends at `data`'s end; its lanes outside the run are set to the

@@ -25,6 +25,7 @@ mod plan;
 mod rows;
 mod run_lanes;
 mod scan;
+mod strided_run;
 #[cfg(test)]
 mod tests;
 

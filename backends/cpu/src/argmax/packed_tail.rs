@@ -8,6 +8,8 @@
 //! widened fold ([`super::rows`]) does the same through running-key buffers and a list of
 //! rows per item, which cost about 225 ns per item of 68 elements.
 
+#[cfg(target_arch = "x86_64")]
+use super::kernels::load_inside;
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::Isa;
@@ -193,23 +195,6 @@ impl PackedTail {
             *position = best.map_or(0, |(_, at)| at);
         }
     }
-}
-
-/// The vector at byte `at` of `data` in the compare domain; near the end of `data`, its bytes
-/// past the end are zero (the caller ignores their lanes).
-///
-/// # Safety
-/// The CPU must support AVX2; `at < data.len()`.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn load_inside<T: Lanes>(data: &[u8], at: usize) -> __m256i {
-    if at + VECTOR_BYTES <= data.len() {
-        return T::load(data.as_ptr().add(at));
-    }
-    let mut bytes = [0u8; VECTOR_BYTES];
-    let inside = &data[at..];
-    bytes[..inside.len()].copy_from_slice(inside);
-    T::load(bytes.as_ptr())
 }
 
 #[cfg(test)]

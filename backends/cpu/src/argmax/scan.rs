@@ -24,6 +24,7 @@ use super::kernels::Avx2Prims;
 use super::kernels::{block_max, locate, short_runs_max, Piece, PortablePrims, Prims, SCAN_BLOCK};
 use super::lanes::Lanes;
 use super::plan::{At, Dim, Walk};
+use super::strided_run::strided_run_best;
 use super::{Best, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
@@ -268,7 +269,7 @@ impl Job<'_> {
                 // SAFETY: `P` is the instruction set of the function this is inlined into.
                 unsafe { P::run_argmax::<T, LAST>(self.data, unit.offset * T::SIZE, bytes) }
             } else {
-                run_best::<T, LAST>(self.data, unit.offset, run.size, run.stride)
+                run_best::<T, LAST>(self.isa, self.data, unit.offset, run.size, run.stride)
                     .map_or(0, |(_, p)| p)
             };
             // SAFETY: the task's outputs are its own.
@@ -491,7 +492,9 @@ impl Job<'_> {
                 let output = u * m + at.slot;
                 let start = unit.offset + at.offset;
                 if !vectors {
-                    if let Some((key, j)) = run_best::<T, LAST>(data, start, len, run.stride) {
+                    if let Some((key, j)) =
+                        run_best::<T, LAST>(self.isa, data, start, len, run.stride)
+                    {
                         state.offer::<LAST>(output, key, at.index + j * step);
                     }
                     continue;
@@ -645,7 +648,9 @@ impl Job<'_> {
             let start = output.offset + at.offset + j0 * run.stride;
             let index = at.index + j0 * step;
             if !vectors {
-                if let Some((key, j)) = run_best::<T, LAST>(self.data, start, n, run.stride) {
+                if let Some((key, j)) =
+                    run_best::<T, LAST>(self.isa, self.data, start, n, run.stride)
+                {
                     best.offer_key::<LAST>(key, index + j * step);
                 }
                 continue;
@@ -776,8 +781,10 @@ unsafe fn scan_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
 /// The short or element-strided runs the vector kernels do not take: the best so far stays in
 /// registers and each element costs a load, its key and a compare (offering every element to
 /// the task's state cost about four times as much on a strided row).
+/// A long run a few elements apart is swept in vectors instead ([`strided_run_best`]).
 #[inline(always)]
 fn run_best<T: Lanes, const LAST: bool>(
+    isa: Isa,
     data: &[u8],
     start: usize,
     len: usize,
@@ -785,6 +792,9 @@ fn run_best<T: Lanes, const LAST: bool>(
 ) -> Option<(T::Key, usize)> {
     if len == 0 {
         return None;
+    }
+    if let Some(best) = strided_run_best::<T, LAST>(isa, data, start, len, stride) {
+        return Some(best);
     }
     let run = &data[start * T::SIZE..];
     // A zero stride (a broadcast run) reads the same element `len` times.
@@ -808,6 +818,7 @@ fn run_best<T: Lanes, const LAST: bool>(
 #[cfg(test)]
 mod tests {
     use super::run_best;
+    use crate::simd::Isa;
     use half::f16;
 
     /// The reference: every element offered in turn, ties by position.
@@ -832,8 +843,10 @@ mod tests {
         for stride in [0, 1, 2, 3, 7] {
             for len in [1, 2, 5, 31, 40] {
                 for start in [0, 3] {
-                    let first = run_best::<f32, false>(&bytes, start, len, stride).unwrap();
-                    let last = run_best::<f32, true>(&bytes, start, len, stride).unwrap();
+                    let first =
+                        run_best::<f32, false>(Isa::Portable, &bytes, start, len, stride).unwrap();
+                    let last =
+                        run_best::<f32, true>(Isa::Portable, &bytes, start, len, stride).unwrap();
                     let expected_last = if stride == 0 {
                         len - 1
                     } else {
@@ -848,6 +861,6 @@ mod tests {
                 }
             }
         }
-        assert!(run_best::<f16, false>(&[0, 0], 0, 0, 1).is_none());
+        assert!(run_best::<f16, false>(Isa::Portable, &[0, 0], 0, 0, 1).is_none());
     }
 }

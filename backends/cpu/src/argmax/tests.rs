@@ -1315,3 +1315,34 @@ fn permuted_packed_tensors_reduced_over_every_axis_match_the_reference() {
         });
     }
 }
+
+#[test]
+fn element_strided_runs_are_swept_in_vectors_and_match_the_reference() {
+    // The innermost dimension is padded: each output's elements lie a few apart, the span
+    // swept a vector at a time with the other lanes ignored. Whole-tensor, one run per output
+    // (inner axis of a padded `[n, len, 1]`), and runs split over threads.
+    let mut rng = Rng(77);
+    for data_type in ALL_TYPES {
+        let vector = 32 / data_type.size_in_bytes() as u32;
+        for pad in [1, 2, vector - 1] {
+            let sizes = [3u32, 700, 1];
+            let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, pad], &[], &mut rng);
+            check_all(&input, &[0, 1, 2], &format!("whole, padded by {pad}"));
+            check_all(&input, &[1], &format!("inner runs, padded by {pad}"));
+        }
+    }
+    for threads in [1, 2, 3] {
+        on_threads(threads, || {
+            let input = laid_out(
+                DataType::Float16,
+                &[2, 90_000, 1],
+                &[0, 1, 2],
+                &[0, 0, 5],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[0, 1, 2], "whole, on threads");
+            check_all(&input, &[1], "two long runs, on threads");
+        });
+    }
+}
