@@ -1,12 +1,20 @@
 //! A short tail over one packed reduced dimension: an item is a small matrix of `rows`
 //! reduced positions, `pitch` elements apart, of which the first `k` are the item's outputs
-//! (a `[n, 34, 2]` INT32 reduced over its middle axis is 64k such items of 34 × 2).
+//! (a `[n, 34, 2]` INT32 reduced over its middle axis is 64k such items of 34 × 2; a permuted
+//! `[2, n, 9, 8]` FLOAT32 over its last axis, `n` items of 8 × 18).
 //!
-//! [`PackedTail::argmax`] reduces one item in registers: each vector holds `per_vector` whole
-//! positions (`pitch` lanes each), lanes keep their best value and the number of the vector it
-//! came from, and the `per_vector` lanes of each output are combined at the end. The general
-//! widened fold ([`super::rows`]) does the same through running-key buffers and a list of
-//! rows per item, which cost about 225 ns per item of 68 elements.
+//! [`PackedTail::argmax`] reduces one item in registers, with no state between items:
+//!
+//! - *narrow* (a position fits a vector): each vector holds `per_vector` whole positions
+//!   (`pitch` lanes each), lanes keep their best value and the number of the vector it came
+//!   from, and the `per_vector` lanes of each output are combined at the end;
+//! - *wide* (up to [`WIDE_MAX_VECTORS`] vectors per position): each position's `k` elements
+//!   are read as a few vectors, the last overlapping the one before, and each lane keeps its
+//!   best value and the position it came from, so that every lane is an output.
+//!
+//! The general paths did the same through running-key buffers and a list of rows per item
+//! (about 225 ns per item of 34 × 2), or, for a wide tail, spanned every item's lanes with
+//! the reduced positions between them (reading the input once per position).
 
 #[cfg(target_arch = "x86_64")]
 use super::kernels::load_inside;
@@ -19,7 +27,15 @@ use std::arch::x86_64::*;
 /// Bytes of the vectors the kernel reads.
 const VECTOR_BYTES: usize = 32;
 
-/// The shape of every item of a packed short tail, and the lanes the kernel keeps.
+/// Vectors per position of a wide tail, at most (256 bytes).
+pub(super) const WIDE_MAX_VECTORS: usize = 8;
+
+/// Vectors kept in registers at once by the wide kernel (a best value and a position each);
+/// a wider position is taken in groups of columns, each reading the item again (from cache).
+#[cfg(target_arch = "x86_64")]
+const WIDE_GROUP: usize = 4;
+
+/// The shape of every item of a packed short tail, and how the kernel reads it.
 #[derive(Debug, Clone)]
 pub(super) struct PackedTail {
     /// Outputs per item (the first `k` elements of each position).
@@ -28,6 +44,22 @@ pub(super) struct PackedTail {
     pitch: usize,
     /// Reduced positions per item.
     rows: usize,
+    /// How a position lies in vectors.
+    form: Form,
+}
+
+/// How the kernel reads a position.
+#[derive(Debug, Clone)]
+enum Form {
+    /// Several positions per vector.
+    Narrow(Narrow),
+    /// A position in several vectors.
+    Wide(Wide),
+}
+
+/// A narrow tail's lanes.
+#[derive(Debug, Clone)]
+struct Narrow {
     /// Whole positions per vector.
     per_vector: usize,
     /// Vectors per item.
@@ -39,21 +71,28 @@ pub(super) struct PackedTail {
     last_lanes: [u8; VECTOR_BYTES],
 }
 
-impl PackedTail {
-    /// The packed tail of `k` outputs over `rows` positions `pitch` elements apart, when the
-    /// kernel applies: AVX2, a position fits a vector, and the vector numbers fit a lane.
-    #[cfg(target_arch = "x86_64")]
-    pub(super) fn new<T: Lanes>(isa: Isa, k: usize, pitch: usize, rows: usize) -> Option<Self> {
-        let width = VECTOR_BYTES / T::SIZE;
-        if !isa.avx2() || k == 0 || pitch < k || pitch > width || rows == 0 {
-            return None;
-        }
-        let per_vector = width / pitch;
-        // Vector numbers are kept in lanes of the element's width (255 for bytes).
-        if rows.div_ceil(per_vector) > 255 {
-            return None;
-        }
+/// A wide tail's vectors.
+#[derive(Debug, Clone)]
+struct Wide {
+    /// Byte offset of each vector in a position (the last ends at the `k`-th element, or, for
+    /// a position shorter than a vector, every vector starts at 0).
+    offsets: [usize; WIDE_MAX_VECTORS],
+    /// Vectors per position.
+    count: usize,
+    /// All ones in the bytes of a single vector's lanes holding an output's element (all of
+    /// them when `k` fills a vector).
+    lanes: [u8; VECTOR_BYTES],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Narrow {
+    fn new<T: Lanes>(k: usize, pitch: usize, rows: usize) -> Option<Narrow> {
+        let per_vector = VECTOR_BYTES / T::SIZE / pitch;
         let vectors = rows.div_ceil(per_vector);
+        // Vector numbers are kept in lanes of the element's width.
+        if vectors > 255 {
+            return None;
+        }
         let last_positions = rows - (vectors - 1) * per_vector;
         let (mut lanes, mut last_lanes) = ([0u8; VECTOR_BYTES], [0u8; VECTOR_BYTES]);
         for lane in 0..per_vector * pitch {
@@ -65,14 +104,58 @@ impl PackedTail {
                 }
             }
         }
-        Some(PackedTail {
-            k,
-            pitch,
-            rows,
+        Some(Narrow {
             per_vector,
             vectors,
             lanes,
             last_lanes,
+        })
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Wide {
+    fn new<T: Lanes>(k: usize, rows: usize) -> Option<Wide> {
+        let bytes = k * T::SIZE;
+        let count = bytes.div_ceil(VECTOR_BYTES);
+        // Position numbers are kept in lanes of the element's width.
+        if count > WIDE_MAX_VECTORS || rows > 256 {
+            return None;
+        }
+        let mut offsets = [0; WIDE_MAX_VECTORS];
+        for (i, offset) in offsets[..count].iter_mut().enumerate() {
+            *offset = (i * VECTOR_BYTES).min(bytes.saturating_sub(VECTOR_BYTES));
+        }
+        let mut lanes = [0u8; VECTOR_BYTES];
+        lanes[..bytes.min(VECTOR_BYTES)].fill(0xff);
+        Some(Wide {
+            offsets,
+            count,
+            lanes,
+        })
+    }
+}
+
+impl PackedTail {
+    /// The packed tail of `k` outputs over `rows` positions `pitch` elements apart, when a
+    /// kernel applies: AVX2, at most [`WIDE_MAX_VECTORS`] vectors per position, and the vector
+    /// or position numbers fit a lane (255 for bytes).
+    #[cfg(target_arch = "x86_64")]
+    pub(super) fn new<T: Lanes>(isa: Isa, k: usize, pitch: usize, rows: usize) -> Option<Self> {
+        let width = VECTOR_BYTES / T::SIZE;
+        if !isa.avx2() || k == 0 || pitch < k || rows == 0 {
+            return None;
+        }
+        let form = if pitch <= width {
+            Form::Narrow(Narrow::new::<T>(k, pitch, rows)?)
+        } else {
+            Form::Wide(Wide::new::<T>(k, rows)?)
+        };
+        Some(PackedTail {
+            k,
+            pitch,
+            rows,
+            form,
         })
     }
 
@@ -107,7 +190,14 @@ impl PackedTail {
         {
             // SAFETY: `new` returned this only with AVX2; the item lies inside `data`
             // (asserted), and `positions` holds `k` entries (asserted).
-            unsafe { self.argmax_avx2::<T, LAST>(data, start, positions) }
+            unsafe {
+                match &self.form {
+                    Form::Narrow(narrow) => {
+                        self.narrow_avx2::<T, LAST>(narrow, data, start, positions)
+                    }
+                    Form::Wide(wide) => self.wide_avx2::<T, LAST>(wide, data, start, positions),
+                }
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -116,22 +206,23 @@ impl PackedTail {
         }
     }
 
-    /// [`Self::argmax`] with AVX2.
+    /// [`Self::argmax`] of a narrow tail, with AVX2.
     ///
     /// # Safety
     /// The CPU must support AVX2; the item lies inside `data`; `positions.len() >= k`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn argmax_avx2<T: Lanes, const LAST: bool>(
+    unsafe fn narrow_avx2<T: Lanes, const LAST: bool>(
         &self,
+        narrow: &Narrow,
         data: &[u8],
         start: usize,
         positions: &mut [usize],
     ) -> bool {
-        let step = self.per_vector * self.pitch * T::SIZE;
-        let vectors = self.vectors;
-        let lanes = _mm256_loadu_si256(self.lanes.as_ptr().cast());
-        let last_lanes = _mm256_loadu_si256(self.last_lanes.as_ptr().cast());
+        let step = narrow.per_vector * self.pitch * T::SIZE;
+        let vectors = narrow.vectors;
+        let lanes = _mm256_loadu_si256(narrow.lanes.as_ptr().cast());
+        let last_lanes = _mm256_loadu_si256(narrow.last_lanes.as_ptr().cast());
         let mut best = T::lowest();
         let mut number = _mm256_setzero_si256();
         let mut nan = _mm256_setzero_si256();
@@ -162,28 +253,119 @@ impl PackedTail {
         let (mut values, mut numbers) = ([0u8; VECTOR_BYTES], [0u8; VECTOR_BYTES]);
         _mm256_storeu_si256(values.as_mut_ptr().cast(), best);
         _mm256_storeu_si256(numbers.as_mut_ptr().cast(), number);
-        self.combine_lanes::<T, LAST>(&values, &numbers, positions);
+        self.combine_lanes::<T, LAST>(narrow.per_vector, &values, &numbers, positions);
         true
     }
 
-    /// Combines each output's lanes (its element of each position of a vector): the greatest
-    /// value, ties to the lowest position (the highest with `LAST`). A lane's position is its
-    /// vector's number times the positions per vector, plus its place in the vector. Lanes of
-    /// positions past the item (when it is shorter than a vector) never held an element.
+    /// [`Self::argmax`] of a wide tail, with AVX2: the position's vectors a group at a time.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; the item lies inside `data`; `positions.len() >= k`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn wide_avx2<T: Lanes, const LAST: bool>(
+        &self,
+        wide: &Wide,
+        data: &[u8],
+        start: usize,
+        positions: &mut [usize],
+    ) -> bool {
+        for group in wide.offsets[..wide.count].chunks(WIDE_GROUP) {
+            let clean = match *group {
+                [a] => self.wide_group_avx2::<T, LAST, 1>(wide, data, start, [a], positions),
+                [a, b] => self.wide_group_avx2::<T, LAST, 2>(wide, data, start, [a, b], positions),
+                [a, b, c] => {
+                    self.wide_group_avx2::<T, LAST, 3>(wide, data, start, [a, b, c], positions)
+                }
+                [a, b, c, d] => {
+                    self.wide_group_avx2::<T, LAST, 4>(wide, data, start, [a, b, c, d], positions)
+                }
+                _ => unreachable!("groups of 1 to {WIDE_GROUP} vectors"),
+            };
+            if !clean {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The columns of a wide tail under the `V` vectors at byte `offsets` of each position:
+    /// each lane keeps its best value and the position it came from (the first greater one,
+    /// or, with `LAST`, the last one not smaller), and that position is its column's.
+    ///
+    /// # Safety
+    /// As [`Self::wide_avx2`].
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn wide_group_avx2<T: Lanes, const LAST: bool, const V: usize>(
+        &self,
+        wide: &Wide,
+        data: &[u8],
+        start: usize,
+        offsets: [usize; V],
+        positions: &mut [usize],
+    ) -> bool {
+        let mut best = [T::lowest(); V];
+        let mut number = [_mm256_setzero_si256(); V];
+        let mut nan = _mm256_setzero_si256();
+        let pitch = self.pitch * T::SIZE;
+        for r in 0..self.rows {
+            let row = start + r * pitch;
+            let here = T::splat_index(r as u32);
+            for i in 0..V {
+                let v = load_inside::<T>(data, row + offsets[i]);
+                let take = if LAST {
+                    _mm256_xor_si256(T::gt(best[i], v), _mm256_set1_epi8(-1))
+                } else {
+                    T::gt(v, best[i])
+                };
+                number[i] = _mm256_blendv_epi8(number[i], here, take);
+                best[i] = T::max(best[i], v);
+                if T::CAN_NAN {
+                    nan = _mm256_or_si256(nan, T::nan(v));
+                }
+            }
+        }
+        if T::CAN_NAN {
+            // A position shorter than a vector reads lanes past it: their NaNs do not count.
+            let lanes = _mm256_loadu_si256(wide.lanes.as_ptr().cast());
+            let nan = _mm256_and_si256(nan, lanes);
+            if _mm256_testz_si256(nan, nan) == 0 {
+                return false;
+            }
+        }
+        for i in 0..V {
+            let mut numbers = [0u8; VECTOR_BYTES];
+            _mm256_storeu_si256(numbers.as_mut_ptr().cast(), number[i]);
+            let first = offsets[i] / T::SIZE;
+            let columns = (self.k - first).min(VECTOR_BYTES / T::SIZE);
+            for (lane, position) in positions[first..first + columns].iter_mut().enumerate() {
+                *position = T::lane_index(&numbers[lane * T::SIZE..(lane + 1) * T::SIZE]);
+            }
+        }
+        true
+    }
+
+    /// Combines each output's lanes of a narrow tail (its element of each of the `per_vector`
+    /// positions of a vector): the greatest value, ties to the lowest position (the highest
+    /// with `LAST`). A lane's position is its vector's number times the positions per vector,
+    /// plus its place in the vector. Lanes of positions past the item (when it is shorter than
+    /// a vector) never held an element.
     fn combine_lanes<T: Lanes, const LAST: bool>(
         &self,
+        per_vector: usize,
         values: &[u8; VECTOR_BYTES],
         numbers: &[u8; VECTOR_BYTES],
         positions: &mut [usize],
     ) {
-        let held = self.per_vector.min(self.rows);
+        let held = per_vector.min(self.rows);
         for (output, position) in positions[..self.k].iter_mut().enumerate() {
             let mut best: Option<(T::Key, usize)> = None;
             for place in 0..held {
                 let byte = (place * self.pitch + output) * T::SIZE;
                 let key = T::lane_key(&values[byte..byte + T::SIZE]);
                 let number = T::lane_index(&numbers[byte..byte + T::SIZE]);
-                let at = number * self.per_vector + place;
+                let at = number * per_vector + place;
                 let take = match best {
                     None => true,
                     Some((k, p)) => key > k || (key == k && if LAST { at > p } else { at < p }),
@@ -236,9 +418,12 @@ mod tests {
         };
         let width = VECTOR_BYTES / T::SIZE;
         let elements = bytes.len() / T::SIZE;
-        for pitch in 1..=width {
-            for k in 1..=pitch {
-                for rows in [1, 2, 3, 5, 8, 17, 34, 40, 100] {
+        let pitches = (1..=width).chain([width + 1, 2 * width - 1, 3 * width + 2, 8 * width]);
+        for pitch in pitches {
+            let ks = (1..=pitch.min(width + 2))
+                .chain([pitch - 1, pitch].into_iter().filter(|&k| k > width + 2));
+            for k in ks {
+                for rows in [1, 2, 3, 5, 8, 17, 34, 40, 100, 256] {
                     let Some(tail) = PackedTail::new::<T>(isa, k, pitch, rows) else {
                         continue;
                     };

@@ -1346,3 +1346,58 @@ fn element_strided_runs_are_swept_in_vectors_and_match_the_reference() {
         });
     }
 }
+
+#[test]
+fn wide_packed_tails_are_reduced_per_item_and_match_the_reference() {
+    // The kept elements just inside one reduced dimension fill one to eight vectors (a tail of
+    // one dimension, or of two dense ones under a permuted logical order), each item reduced
+    // in registers; past 256 positions or eight vectors the other paths take over.
+    let mut rng = Rng(4242);
+    for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+        let vector = 32 / data_type.size_in_bytes() as u32;
+        for tail in [vector + 1, 2 * vector + 3, 8 * vector, 8 * vector + 1] {
+            for reduced in [2u32, 7, 256, 257] {
+                if t % 2 == 1 && reduced == 257 {
+                    continue;
+                }
+                let sizes = [5u32, reduced, tail];
+                let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, 0], &[], &mut rng);
+                check_all(&input, &[1], &format!("tail {tail} reduced {reduced}"));
+                let padded = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, 3], &[], &mut rng);
+                check_all(&padded, &[1], &format!("tail {tail}+3 reduced {reduced}"));
+            }
+        }
+        // A permuted `[2, n, 9, 8]` over its last axis: the tail is the dense (9, 2).
+        let input = laid_out(
+            data_type,
+            &[2, 40, 9, 8],
+            &[1, 3, 2, 0],
+            &[0; 4],
+            &[],
+            &mut rng,
+        );
+        check_all(&input, &[3], "two-dimension tail");
+    }
+    for threads in [1, 2, 3] {
+        on_threads(threads, || {
+            let input = laid_out(
+                DataType::Int64,
+                &[900, 1, 260, 5],
+                &[0, 1, 2, 3],
+                &[0; 4],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[2], "many wide items, over a chunk of rows");
+            let input = laid_out(
+                DataType::Float32,
+                &[2, 3000, 9, 8],
+                &[1, 3, 2, 0],
+                &[0; 4],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[3], "many wide items");
+        });
+    }
+}
