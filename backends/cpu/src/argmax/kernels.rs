@@ -827,7 +827,9 @@ unsafe fn run_window<T: Lanes>(data: &[u8], start: usize, n: usize) -> Option<(_
     let skip = (start + 32)
         .saturating_sub(data.len())
         .next_multiple_of(T::SIZE);
-    if skip > start || data.len() < 32 {
+    // With at least a vector of data, `skip <= start`: `start` is a multiple of the element
+    // size, so rounding `start + 32 - data.len()` up to one stays at or below it.
+    if data.len() < 32 {
         return None;
     }
     let p = data.as_ptr().add(start - skip);
