@@ -87,3 +87,21 @@ pub(crate) fn elements<T: Scalar>(tensor: &Tensor) -> Vec<T> {
     }
     out
 }
+
+/// The bytes of `count` elements `pick(position, random)` gives, with a seeded generator (a
+/// linear congruential one: the kernels' tests draw from small sets of values, many ties).
+pub(crate) fn seeded_bytes<T: Scalar>(
+    count: usize,
+    seed: u64,
+    mut pick: impl FnMut(usize, u64) -> T,
+) -> Vec<u8> {
+    let mut state = seed;
+    let mut bytes = Vec::with_capacity(count * std::mem::size_of::<T>());
+    for i in 0..count {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        bytes.extend(pick(i, state >> 11).le());
+    }
+    bytes
+}

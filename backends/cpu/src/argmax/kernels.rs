@@ -1182,6 +1182,7 @@ unsafe fn fold_rows_avx2<T: Lanes, const LAST: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_tensors::{seeded_bytes, Scalar};
     use half::f16;
 
     /// Keys and positions the plain way: every element compared by its key.
@@ -1308,16 +1309,12 @@ mod tests {
     }
 
     /// Bytes of `count` elements from `pick(i, random)`.
-    fn elements<T: Lanes>(count: usize, seed: u64, pick: impl Fn(usize, u64) -> T) -> Vec<u8> {
-        let mut x = seed;
-        let mut out = vec![0u8; count * T::SIZE];
-        for (i, dst) in out.chunks_exact_mut(T::SIZE).enumerate() {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            pick(i, x >> 11).write(dst);
-        }
-        out
+    fn elements<T: Lanes + Scalar>(
+        count: usize,
+        seed: u64,
+        pick: impl Fn(usize, u64) -> T,
+    ) -> Vec<u8> {
+        seeded_bytes(count, seed, pick)
     }
 
     #[test]

@@ -382,6 +382,7 @@ impl PackedTail {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_tensors::{seeded_bytes, Scalar};
     use half::f16;
 
     /// The reference: each output's position by exact keys.
@@ -455,17 +456,13 @@ mod tests {
         }
     }
 
-    /// Elements drawn from a small set (many ties) with a seeded generator.
-    fn elements<T: Lanes>(count: usize, seed: u64, pick: impl Fn(u64) -> T) -> Vec<u8> {
-        let mut state = seed;
-        let mut bytes = vec![0u8; count * T::SIZE];
-        for dst in bytes.chunks_exact_mut(T::SIZE) {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            pick(state >> 33).write(dst);
-        }
-        bytes
+    /// `count` elements `pick(random)` gives, from a seeded generator.
+    fn elements<T: Lanes + Scalar>(
+        count: usize,
+        seed: u64,
+        mut pick: impl FnMut(u64) -> T,
+    ) -> Vec<u8> {
+        seeded_bytes(count, seed, |_, random| pick(random >> 22))
     }
 
     #[test]
@@ -475,10 +472,16 @@ mod tests {
             check::<u8>(&elements(n, seed, |r| (r % 5) as u8 * 63));
             check::<i8>(&elements(n, seed, |r| ((r % 5) as i16 * 60 - 128) as i8));
             check::<u16>(&elements(n, seed, |r| (r % 7) as u16 * 9000));
-            check::<i16>(&elements(n, seed, |r| (r % 7) as i16 * 9000 - 30000));
+            check::<i16>(&elements(n, seed, |r| {
+                ((r % 7) as i32 * 9000 - 27000) as i16
+            }));
             check::<u32>(&elements(n, seed, |r| (r % 9) as u32 * 500_000_000));
             check::<i32>(&elements(n, seed, |r| {
-                (r % 9) as i32 - 4 + i32::MIN * (r % 2 == 0) as i32
+                if r % 2 == 0 {
+                    i32::MIN + (r % 9) as i32
+                } else {
+                    (r % 9) as i32 - 4
+                }
             }));
             check::<u64>(&elements(n, seed, |r| (r % 5) << 62));
             check::<i64>(&elements(n, seed, |r| (r % 5) as i64 - 2));

@@ -246,6 +246,7 @@ fn gcd(a: usize, b: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_tensors::{seeded_bytes, Scalar};
     use half::f16;
 
     /// The reference: exact keys, element by element.
@@ -305,17 +306,13 @@ mod tests {
         }
     }
 
-    /// `count` elements from a seeded generator through `pick` (a small set: many ties).
-    fn elements<T: Lanes>(count: usize, seed: u64, mut pick: impl FnMut(u64) -> T) -> Vec<u8> {
-        let mut state = seed;
-        let mut bytes = vec![0u8; count * T::SIZE];
-        for dst in bytes.chunks_exact_mut(T::SIZE) {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            pick(state >> 33).write(dst);
-        }
-        bytes
+    /// `count` elements `pick(random)` gives, from a seeded generator.
+    fn elements<T: Lanes + Scalar>(
+        count: usize,
+        seed: u64,
+        mut pick: impl FnMut(u64) -> T,
+    ) -> Vec<u8> {
+        seeded_bytes(count, seed, |_, random| pick(random >> 22))
     }
 
     #[test]
