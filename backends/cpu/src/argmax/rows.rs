@@ -26,6 +26,7 @@ use super::kernels::{better, fold_rows, fold_rows_fresh, FoldScratch, Row, CHUNK
 use super::lanes::Lanes;
 use super::packed_tail::PackedTail;
 use super::plan::{Dim, Plan, Walk};
+use super::scan::run_best;
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
@@ -629,7 +630,8 @@ impl PackedItems {
         })
     }
 
-    /// Each of the item's outputs' position by exact keys (for an item holding a NaN).
+    /// Each of the item's outputs' position by exact keys (for an item holding a NaN): its
+    /// elements are a run `pitch` apart, reduced by [`run_best`] element by element.
     fn exact<T: Lanes, const LAST: bool>(
         &self,
         data: &[u8],
@@ -637,18 +639,9 @@ impl PackedItems {
         positions: &mut [usize],
     ) {
         for (column, position) in positions.iter_mut().enumerate() {
-            let key = |r: usize| {
-                let at = start + (r * self.pitch + column) * T::SIZE;
-                T::read(&data[at..at + T::SIZE]).key()
-            };
-            let mut best = (key(0), 0);
-            for r in 1..self.rows {
-                let candidate = key(r);
-                if better::<_, LAST>(candidate, best.0) {
-                    best = (candidate, r);
-                }
-            }
-            *position = best.1;
+            let first = start / T::SIZE + column;
+            let best = run_best::<T, LAST>(Isa::Portable, data, first, self.rows, self.pitch);
+            *position = best.map_or(0, |(_, at)| at);
         }
     }
 }

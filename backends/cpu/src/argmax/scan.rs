@@ -783,7 +783,7 @@ unsafe fn scan_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
 /// the task's state cost about four times as much on a strided row).
 /// A long run a few elements apart is swept in vectors instead ([`strided_run_best`]).
 #[inline(always)]
-fn run_best<T: Lanes, const LAST: bool>(
+pub(super) fn run_best<T: Lanes, const LAST: bool>(
     isa: Isa,
     data: &[u8],
     start: usize,
