@@ -81,8 +81,8 @@ pub(crate) enum Isa {
     Portable,
     /// Explicit AVX2 kernels (x86-64 only).
     Avx2,
-    /// AVX-512 (F and BW) for ArgMax's contiguous runs, AVX2 for everything else (x86-64
-    /// only).
+    /// AVX-512 (F and BW) where a kernel has such a form (ArgMax's contiguous runs and row
+    /// folds, among others), AVX2 for everything else (x86-64 only).
     Avx512,
 }
 

@@ -417,6 +417,14 @@ pub(crate) fn fold_rows_fresh<T: Lanes, const LAST: bool>(
             );
         }
         let (values, rows_of) = scratch.buffers(lanes * T::SIZE);
+        if isa == Isa::Avx512 && lanes * T::SIZE >= 64 {
+            // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW; every
+            // row's `lanes` elements lie inside `data` (asserted above); the scratch buffers
+            // hold `lanes` lanes, at least 64 bytes.
+            return unsafe {
+                super::avx512::fold_rows_avx512::<T, LAST>(data, rows, values, rows_of)
+            };
+        }
         // SAFETY: the CPU has AVX2 (`Isa::Avx2`); every row's `lanes` elements lie inside
         // `data` (asserted above); the scratch buffers hold `lanes` lanes, at least 32 bytes.
         return unsafe { fold_rows_avx2::<T, LAST>(data, rows, values, rows_of) };
@@ -1098,7 +1106,7 @@ unsafe fn equal_lanes<T: Lanes>(p: *const u8, key: T::Key) -> u32 {
 /// the running maxima). 8 rather than 4 took about a seventh off the outer-axis rows on one
 /// AMD EPYC core; 16 was much slower (its row numbers and streams no longer fit).
 #[cfg(target_arch = "x86_64")]
-const ROW_GROUP: usize = 8;
+pub(super) const ROW_GROUP: usize = 8;
 
 /// Folds `rows` into fresh running maxima of `values.len() / T::SIZE` lanes (at least a
 /// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the number
@@ -1364,6 +1372,30 @@ mod tests {
                 // All the lowest value.
                 check_block::<f32>(&elements(len, seed, |_, _| f32::NEG_INFINITY));
                 check_block::<i64>(&elements(len, seed, |_, _| i64::MIN));
+            }
+        }
+    }
+
+    /// FLOAT16 runs whose maximum the AVX-512 kernel reads from the stored bits
+    /// (`avx512::f16_block_max_by_bits`): every value negative (the smallest magnitude wins,
+    /// with or without -0.0 among them), zeros of both signs only (tied), and a NaN of either
+    /// sign late in a run of negative values.
+    #[test]
+    fn float16_runs_of_every_sign_pattern() {
+        let negative =
+            |r: u64| [-0.0, -1.5, f64::NEG_INFINITY, -65504.0, -6e-8, -3.0][(r % 6) as usize];
+        let below_zero = |r: u64| [-1.5, f64::NEG_INFINITY, -2.0, -6e-8][(r % 4) as usize];
+        let zeros = |r: u64| if r.is_multiple_of(2) { -0.0 } else { 0.0 };
+        for len in [32, 33, 100, 1024, 1100, 3100] {
+            for seed in 1..4 {
+                check_block::<f16>(&elements(len, seed, |_, r| f16::from_f64(negative(r))));
+                check_block::<f16>(&elements(len, seed, |_, r| f16::from_f64(below_zero(r))));
+                check_block::<f16>(&elements(len, seed, |_, r| f16::from_f64(zeros(r))));
+                for nan in [f16::NAN, -f16::NAN] {
+                    let mut bytes = elements(len, seed, |_, r| f16::from_f64(below_zero(r)));
+                    crate::element::Element::write(nan, &mut bytes[len * 3 / 4 * 2..]);
+                    check_block::<f16>(&bytes);
+                }
             }
         }
     }
