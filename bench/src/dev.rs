@@ -326,8 +326,14 @@ fn rows() -> Vec<(String, Box<dyn Fn() -> Row>)> {
     rows
 }
 
-/// Runs the rows whose name contains `only` (all when `None`).
-pub fn run(threads: usize, reps: usize, only: Option<&str>) -> Result<(), String> {
+/// Bytes written before each timed call with `--cold`: four times a 32 MiB last-level cache.
+const EVICT_BYTES: usize = 128 << 20;
+
+/// Runs the rows whose name contains `only` (all when `None`). With `cold`, a buffer of
+/// [`EVICT_BYTES`] is written before each timed call (and before each timed read of the
+/// input), so that the call finds none of its input in the caches, as in `bench_peers.py`,
+/// where another contender's call comes between two of ours.
+pub fn run(threads: usize, reps: usize, only: Option<&str>, cold: bool) -> Result<(), String> {
     // The benchmark's pool: with several threads, each pinned to its own CPU.
     let pool = opconform_bench::ffi::pool(threads)?;
     let bw = pool.install(|| bandwidth::measure(256 << 20, 3));
@@ -338,6 +344,15 @@ pub fn run(threads: usize, reps: usize, only: Option<&str>) -> Result<(), String
         opconform_cpu::isa_name()
     );
     let backend = CpuBackend::new();
+    let mut evict = if cold {
+        vec![0u8; EVICT_BYTES]
+    } else {
+        Vec::new()
+    };
+    let mut evict_caches = |round: usize| {
+        evict.fill(round as u8);
+        std::hint::black_box(&evict);
+    };
     for (name, make) in rows() {
         if only.is_some_and(|o| !name.contains(o)) {
             continue;
@@ -352,10 +367,12 @@ pub fn run(threads: usize, reps: usize, only: Option<&str>) -> Result<(), String
         let (best, ratio, cpu) = pool.install(|| {
             case.run(&backend)?;
             let (mut best, mut ratio, mut cpu) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
-            for _ in 0..reps.max(1) {
+            for round in 0..reps.max(1) {
+                evict_caches(round);
                 let start = Instant::now();
                 std::hint::black_box(bandwidth::read_all(&case.inputs[0].data));
                 let read_s = start.elapsed().as_secs_f64();
+                evict_caches(round);
                 let (start, cpu_start) = (Instant::now(), cpu_seconds());
                 case.run(&backend)?;
                 let run_s = start.elapsed().as_secs_f64();

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! opconform-bench vulkan [--reps N] [--out FILE] [--markdown FILE] [--quick]
-//! opconform-bench dev    [--threads N] [--reps N] [--only TEXT]
+//! opconform-bench dev    [--threads N] [--reps N] [--only TEXT] [--cold]
 //! ```
 
 mod dev;
@@ -22,6 +22,7 @@ struct Options {
     markdown: Option<PathBuf>,
     only: Option<String>,
     quick: bool,
+    cold: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -41,6 +42,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--markdown" => options.markdown = Some(value()?.into()),
             "--only" => options.only = Some(value()?),
             "--quick" => options.quick = true,
+            "--cold" => options.cold = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -52,7 +54,7 @@ fn write(path: &PathBuf, text: &str) -> Result<(), String> {
 }
 
 const USAGE: &str = "opconform-bench vulkan [--reps N] [--out FILE] [--markdown FILE] [--quick]\n\
-                     opconform-bench dev    [--threads N] [--reps N] [--only TEXT]";
+                     opconform-bench dev    [--threads N] [--reps N] [--only TEXT] [--cold]";
 
 fn main_result() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -86,6 +88,7 @@ fn main_result() -> Result<(), String> {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             options.reps.unwrap_or(5),
             options.only.as_deref(),
+            options.cold,
         ),
         other => Err(format!("unknown command {other}\n{USAGE}")),
     }
