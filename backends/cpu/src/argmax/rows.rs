@@ -35,6 +35,7 @@ use crate::thresholds::{
     ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP,
     ARGMAX_TAIL_GAP_SHORT,
 };
+use std::ops::Range;
 
 /// Running maxima of one item, and the buffers to compute them.
 #[derive(Debug)]
@@ -79,6 +80,29 @@ impl<K> RowsState<K> {
         } else {
             self.index[lane]
         }
+    }
+
+    /// After a clean [`Job::fold_fresh`]: the greatest key among the lanes `lanes`, and the
+    /// lowest (with `LAST`, the highest) `index(r, row)` over the lanes holding it, `r` being a
+    /// lane's position in `lanes` and `row` the reduced index of its best row.
+    pub(super) fn best_of_lanes<T, const LAST: bool>(
+        &self,
+        isa: Isa,
+        lanes: Range<usize>,
+        index: impl Fn(usize, u32) -> usize,
+    ) -> (K, usize)
+    where
+        T: Lanes<Key = K>,
+    {
+        let first = lanes.start;
+        let mut best: Option<usize> = None;
+        let key = self.scratch.max_lanes::<T>(isa, lanes, |lane| {
+            let at = index(lane - first, self.rows[self.scratch.row_of::<T>(lane)].1);
+            if best.is_none_or(|b| if LAST { at > b } else { at < b }) {
+                best = Some(at);
+            }
+        });
+        (key, best.expect("best_of_lanes: a lane holds the maximum"))
     }
 
     /// The rows `q0..q1` of `reduced` (offsets relative to the first row's item): all of them
@@ -202,15 +226,34 @@ impl Job<'_> {
         state: &mut RowsState<T::Key>,
     ) {
         let reduced = &self.plan.reduced;
-        if q <= CHUNK_ROWS && stride == 1 {
-            state.rows_from(reduced, 0, q);
-            let data = &self.data[base * T::SIZE..];
-            if fold_rows_fresh::<T, LAST>(self.isa, data, &state.rows, lanes, &mut state.scratch) {
-                state.direct = true;
-                return;
-            }
+        if stride == 1 && self.fold_fresh::<T, LAST>(base, lanes, reduced, 0, q, state) {
+            return;
         }
         self.fold_walk::<T, LAST>(base, lanes, stride, reduced, 0, q, state);
+    }
+
+    /// Folds the rows `q0..q1` (in index order, at most [`CHUNK_ROWS`]) of the reduced
+    /// dimensions `reduced` for the `lanes` contiguous outputs whose first row starts at
+    /// `base` with the vector kernel, leaving the result in the scratch
+    /// ([`fold_rows_fresh`]). False, with nothing done, when the rows are more than one chunk,
+    /// and false after trying when there is no vector kernel for them or a NaN was met.
+    pub(super) fn fold_fresh<T: Lanes, const LAST: bool>(
+        &self,
+        base: usize,
+        lanes: usize,
+        reduced: &[Dim],
+        q0: usize,
+        q1: usize,
+        state: &mut RowsState<T::Key>,
+    ) -> bool {
+        if q1 - q0 > CHUNK_ROWS {
+            return false;
+        }
+        state.rows_from(reduced, q0, q1);
+        let data = &self.data[base * T::SIZE..];
+        state.direct =
+            fold_rows_fresh::<T, LAST>(self.isa, data, &state.rows, lanes, &mut state.scratch);
+        state.direct
     }
 
     /// Reduces the rows `q0..q1` (in index order) of the reduced dimensions `reduced` for the

