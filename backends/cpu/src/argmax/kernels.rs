@@ -441,6 +441,12 @@ impl FoldScratch {
         T::lane_index(&self.rows[lane * T::SIZE..(lane + 1) * T::SIZE])
     }
 
+    /// After a clean [`fold_rows_fresh`]: the key of lane `lane`'s maximum.
+    #[inline]
+    pub(crate) fn key_of<T: Lanes>(&self, lane: usize) -> T::Key {
+        T::lane_key(&self.values[lane * T::SIZE..(lane + 1) * T::SIZE])
+    }
+
     /// After a clean [`fold_rows_fresh`] with `isa`: the greatest key among the lanes
     /// `lanes`, with `f` called for each lane holding it (a lane may come twice: the caller
     /// keeps the best of them). With AVX2 a vector of lanes at a time, the maximum first:

@@ -880,14 +880,28 @@ fn one_contiguous_run_per_output_in_every_type_and_padding_matches_the_reference
 fn short_tails_with_rows_back_to_back_are_widened_and_match_the_reference() {
     // The innermost dimension (in memory) is kept and shorter than a vector, and the reduced
     // dimension just outside it holds its rows back to back: the widened fold. Reduced sizes
-    // around multiples of the group size leave 0 or some positions over; a padded row, an
-    // outer reduced dimension and an outer kept one are covered too.
+    // up to a widened row's most positions make one group; longer ones a group dividing them
+    // (3000) or, with no such divisor (4099, a prime), the shortest group and some positions
+    // over. A padded row, an outer reduced dimension and an outer kept one are covered too.
     let mut rng = Rng(31);
     for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
         let vector_elements = 32 / data_type.size_in_bytes();
         for tail in [2u32, 3, 5, (vector_elements as u32 - 1).max(2)] {
             let group = 128usize.div_ceil(tail as usize * data_type.size_in_bytes()) as u32;
-            for reduced in [1u32, 2, group - 1, group, group + 1, 3 * group + 2, 701] {
+            for reduced in [
+                1u32,
+                2,
+                group - 1,
+                group,
+                group + 1,
+                3 * group + 2,
+                701,
+                3000,
+                4099,
+            ] {
+                if reduced > 701 && tail > 3 {
+                    continue;
+                }
                 // Logical [outer, reduced, tail], laid out with the tail innermost.
                 let sizes = [3u32, reduced, tail];
                 let input = laid_out(data_type, &sizes, &[0, 1, 2], &[0, 0, 0], &[], &mut rng);
