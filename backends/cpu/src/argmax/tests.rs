@@ -1331,6 +1331,32 @@ fn permuted_packed_tensors_reduced_over_every_axis_match_the_reference() {
 }
 
 #[test]
+fn a_dense_range_read_once_keeps_the_lowest_index_of_a_maximum_met_twice() {
+    // An INT32 [2, 20000] stored with axis 0 innermost (logical index i * 20000 + j at offset
+    // i + 2j), reduced over both axes in blocks of memory order: the maximum is held twice,
+    // once in the first block and once several blocks later in the same task's range (offsets
+    // 10 or 11, and 30000 or 30001), the lower index first in memory or last.
+    let desc = TensorDesc::with_strides(DataType::Int32, &[2, 20000], Some(&[1, 2])).unwrap();
+    for (early, late) in [((0, 5), (1, 15000)), ((1, 5), (0, 15000))] {
+        let mut values: Vec<i32> = (0..40000).map(|k: i32| k * 7919 % 97).collect();
+        for (i, j) in [early, late] {
+            values[i + 2 * j] = 1000;
+        }
+        let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let input = Tensor::from_bytes(desc.clone(), bytes).unwrap();
+        for threads in [1, 2] {
+            on_threads(threads, || {
+                check_all(
+                    &input,
+                    &[0, 1],
+                    &format!("maximum at {early:?} and {late:?}"),
+                )
+            });
+        }
+    }
+}
+
+#[test]
 fn element_strided_runs_are_swept_in_vectors_and_match_the_reference() {
     // The innermost dimension is padded: each output's elements lie a few apart, the span
     // swept a vector at a time with the other lanes ignored. Whole-tensor, one run per output
