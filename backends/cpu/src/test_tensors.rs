@@ -88,6 +88,15 @@ pub(crate) fn elements<T: Scalar>(tensor: &Tensor) -> Vec<T> {
     out
 }
 
+/// [`seeded_bytes`] for a `pick` of the random number alone (its high bits: `random >> 22`).
+pub(crate) fn seeded_values<T: Scalar>(
+    count: usize,
+    seed: u64,
+    mut pick: impl FnMut(u64) -> T,
+) -> Vec<u8> {
+    seeded_bytes(count, seed, |_, random| pick(random >> 22))
+}
+
 /// The bytes of `count` elements `pick(position, random)` gives, with a seeded generator (a
 /// linear congruential one: the kernels' tests draw from small sets of values, many ties).
 pub(crate) fn seeded_bytes<T: Scalar>(

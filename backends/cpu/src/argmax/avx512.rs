@@ -15,15 +15,15 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::kernels::{
-    all_lanes_max, bytes_to_boundary, run_argmax_body, Avx2Prims, Piece, PortablePrims, Prims, Row,
-    RunBlocks, ROW_GROUP,
+    all_lanes_max, bytes_to_boundary, fold_rows_body, run_argmax_body, Avx2Prims, FoldVectors,
+    Piece, PortablePrims, Prims, Row, RunBlocks,
 };
 #[cfg(target_arch = "x86_64")]
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::prefetch_ahead;
 #[cfg(target_arch = "x86_64")]
-use crate::thresholds::{ARGMAX_FOLD_PREFETCH_BYTES, ARGMAX_RUN_PREFETCH_BYTES};
+use crate::thresholds::ARGMAX_RUN_PREFETCH_BYTES;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
@@ -603,21 +603,15 @@ unsafe fn locate_in_block<T: Lanes, const LAST: bool>(
     0
 }
 
-/// The AVX-512 form of the row fold (`kernels::fold_rows_avx2`, same contract): folds `rows`
-/// (in increasing index order, at most `CHUNK_ROWS`) into fresh running maxima of
-/// `values.len() / T::SIZE` lanes (at least 64 bytes' worth). `values` gets each lane's maximum
-/// in the compare domain and `rows_of` the number of the row it came from (the first or, with
-/// `LAST`, the last such row). Returns false when a NaN was met (the results are then
-/// meaningless).
-///
-/// A 512-bit compare gives a mask register, so a row costs a load, a compare, a masked blend
-/// and a max per 64 bytes, where AVX2 needs two of each and a byte blend per 32: the outer-axis
-/// reductions of one-byte and two-byte elements were bound by those instructions, not by
-/// memory.
+/// The AVX-512 form of the row fold (`kernels::fold_rows_avx2`, same contract, at least 64
+/// bytes of lanes) with [`Avx512Fold`]'s vectors. A 512-bit compare gives a mask register, so
+/// a row costs a load, a compare, a masked blend and a max per 64 bytes, where AVX2 needs two
+/// of each and a byte blend per 32: the outer-axis reductions of one-byte and two-byte
+/// elements were bound by those instructions, not by memory.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F and BW; each row's `values.len()` bytes must lie inside
-/// `data`; `rows_of` as long as `values`, at least 64 bytes.
+/// `data`; `rows_of` as long as `values`, at least 64 bytes; at most `CHUNK_ROWS` rows.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) unsafe fn fold_rows_avx512<T: Lanes, const LAST: bool>(
@@ -626,67 +620,81 @@ pub(crate) unsafe fn fold_rows_avx512<T: Lanes, const LAST: bool>(
     values: &mut [u8],
     rows_of: &mut [u8],
 ) -> bool {
-    let bytes = values.len();
-    let vectors = bytes.div_ceil(64);
-    // Vector j covers bytes at(j) .. at(j) + 64 <= bytes; the last one may overlap the one
-    // before, which folds the same rows into the shared lanes twice (no change the second
-    // time, as in the AVX2 fold).
-    let at = |j: usize| (j * 64).min(bytes - 64);
-    let (vp, rp) = (values.as_mut_ptr(), rows_of.as_mut_ptr());
-    let lowest = _mm512_broadcast_i64x4(T::lowest());
-    for j in 0..vectors {
-        _mm512_storeu_si512(vp.add(at(j)).cast(), lowest);
-        _mm512_storeu_si512(rp.add(at(j)).cast(), _mm512_setzero_si512());
+    fold_rows_body::<T, LAST, Avx512Fold>(data, rows, values, rows_of)
+}
+
+/// The AVX-512 vectors of the row fold, in the compare domain of [`Lanes512`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Avx512Fold;
+
+#[cfg(target_arch = "x86_64")]
+impl FoldVectors for Avx512Fold {
+    type V = __m512i;
+    const BYTES: usize = 64;
+
+    #[inline(always)]
+    unsafe fn lowest<T: Lanes>() -> __m512i {
+        _mm512_broadcast_i64x4(T::lowest())
     }
-    let base = data.as_ptr();
-    let mut nan = 0u64;
-    let mut r = 0;
-    while r < rows.len() {
-        let group = (rows.len() - r).min(ROW_GROUP);
-        let mut starts = [base; ROW_GROUP];
-        let mut numbers = [_mm512_setzero_si512(); ROW_GROUP];
-        for k in 0..group {
-            starts[k] = base.add(rows[r + k].0 * T::SIZE);
-            numbers[k] = _mm512_broadcast_i64x4(T::splat_index((r + k) as u32));
-        }
-        // Two vectors at a time, as in the AVX2 fold: their dependency chains overlap.
-        for j in (0..vectors).step_by(2) {
-            let (o1, o2) = (at(j), at((j + 1).min(vectors - 1)));
-            let mut value1 = _mm512_loadu_si512(vp.add(o1).cast());
-            let mut row1 = _mm512_loadu_si512(rp.add(o1).cast());
-            let mut value2 = _mm512_loadu_si512(vp.add(o2).cast());
-            let mut row2 = _mm512_loadu_si512(rp.add(o2).cast());
-            for k in 0..group {
-                prefetch_ahead(starts[k].add(o1), ARGMAX_FOLD_PREFETCH_BYTES);
-                prefetch_ahead(starts[k].add(o2), ARGMAX_FOLD_PREFETCH_BYTES);
-                let (v1, v2) = (T::load512(starts[k].add(o1)), T::load512(starts[k].add(o2)));
-                (row1, row2) = if LAST {
-                    // Keep the row where the running maximum stays greater; an equal element
-                    // takes the later row.
-                    (
-                        blend_lanes512::<T>(T::gt_mask512(value1, v1), numbers[k], row1),
-                        blend_lanes512::<T>(T::gt_mask512(value2, v2), numbers[k], row2),
-                    )
-                } else {
-                    (
-                        blend_lanes512::<T>(T::gt_mask512(v1, value1), row1, numbers[k]),
-                        blend_lanes512::<T>(T::gt_mask512(v2, value2), row2, numbers[k]),
-                    )
-                };
-                value1 = T::max512(v1, value1);
-                value2 = T::max512(v2, value2);
-                if T::CAN_NAN {
-                    nan |= T::nan_mask512(v1) | T::nan_mask512(v2);
-                }
-            }
-            _mm512_storeu_si512(vp.add(o1).cast(), value1);
-            _mm512_storeu_si512(rp.add(o1).cast(), row1);
-            _mm512_storeu_si512(vp.add(o2).cast(), value2);
-            _mm512_storeu_si512(rp.add(o2).cast(), row2);
-        }
-        r += group;
+
+    #[inline(always)]
+    unsafe fn zero() -> __m512i {
+        _mm512_setzero_si512()
     }
-    !T::CAN_NAN || nan == 0
+
+    #[inline(always)]
+    unsafe fn index<T: Lanes>(i: u32) -> __m512i {
+        _mm512_broadcast_i64x4(T::splat_index(i))
+    }
+
+    #[inline(always)]
+    unsafe fn load<T: Lanes>(p: *const u8) -> __m512i {
+        T::load512(p)
+    }
+
+    #[inline(always)]
+    unsafe fn load_raw(p: *const u8) -> __m512i {
+        _mm512_loadu_si512(p.cast())
+    }
+
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: __m512i) {
+        _mm512_storeu_si512(p.cast(), v);
+    }
+
+    #[inline(always)]
+    unsafe fn fold<T: Lanes, const LAST: bool>(
+        value: &mut __m512i,
+        row: &mut __m512i,
+        v: __m512i,
+        number: __m512i,
+    ) {
+        *row = if LAST {
+            // Keep the row where the running maximum stays greater; an equal element takes
+            // the later row.
+            blend_lanes512::<T>(T::gt_mask512(*value, v), number, *row)
+        } else {
+            blend_lanes512::<T>(T::gt_mask512(v, *value), *row, number)
+        };
+        *value = T::max512(v, *value);
+    }
+
+    type Nans = u64;
+
+    #[inline(always)]
+    unsafe fn no_nans() -> u64 {
+        0
+    }
+
+    #[inline(always)]
+    unsafe fn add_nans<T: Lanes>(nans: u64, v: __m512i) -> u64 {
+        nans | T::nan_mask512(v)
+    }
+
+    #[inline(always)]
+    unsafe fn any_nan(nans: u64) -> bool {
+        nans != 0
+    }
 }
 
 /// The lanes of `b` where `mask` (a bit per lane of `T`) is set, those of `a` elsewhere.

@@ -1169,16 +1169,169 @@ unsafe fn max_lanes_avx2<T: Lanes>(bytes: &[u8], f: &mut dyn FnMut(usize)) -> T:
     T::lane_key(&lane)
 }
 
-/// Rows whose elements are loaded together in [`fold_rows_avx2`] (fewer loads and stores of
-/// the running maxima). 8 rather than 4 took about a seventh off the outer-axis rows on one
-/// AMD EPYC core; 16 was much slower (its row numbers and streams no longer fit).
+/// The vectors of one width for [`fold_rows_body`]: AVX2 ([`Avx2Fold`]) and AVX-512
+/// (`avx512::Avx512Fold`) each give one.
 #[cfg(target_arch = "x86_64")]
-pub(super) const ROW_GROUP: usize = 8;
+pub(crate) trait FoldVectors {
+    /// A vector.
+    type V: Copy;
+
+    /// Bytes per vector.
+    const BYTES: usize;
+
+    /// Every lane the lowest value of the compare domain.
+    ///
+    /// # Safety
+    /// The CPU must support the width's instructions (as every method here).
+    unsafe fn lowest<T: Lanes>() -> Self::V;
+
+    /// Every lane zero.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::lowest`].
+    unsafe fn zero() -> Self::V;
+
+    /// Every lane `i` (below 256), as an unsigned integer of the element's width.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::lowest`].
+    unsafe fn index<T: Lanes>(i: u32) -> Self::V;
+
+    /// The bytes at `p` in the compare domain.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::lowest`]; [`FoldVectors::BYTES`] readable bytes at `p`.
+    unsafe fn load<T: Lanes>(p: *const u8) -> Self::V;
+
+    /// The bytes at `p` as they are.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::load`].
+    unsafe fn load_raw(p: *const u8) -> Self::V;
+
+    /// Stores `v` at `p`.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::lowest`]; [`FoldVectors::BYTES`] writable bytes at `p`.
+    unsafe fn store(p: *mut u8, v: Self::V);
+
+    /// Folds `v` (the elements of row `number`) into the running maxima `value` and their
+    /// rows `row`: where `v` is greater (with `LAST`, not smaller), the row becomes `number`.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::lowest`].
+    unsafe fn fold<T: Lanes, const LAST: bool>(
+        value: &mut Self::V,
+        row: &mut Self::V,
+        v: Self::V,
+        number: Self::V,
+    );
+
+    /// What [`FoldVectors::add_nans`] gathers: whether a NaN was met.
+    type Nans: Copy;
+
+    /// No NaN met yet.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::lowest`].
+    unsafe fn no_nans() -> Self::Nans;
+
+    /// `nans` and the NaN lanes of `v`.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::lowest`].
+    unsafe fn add_nans<T: Lanes>(nans: Self::Nans, v: Self::V) -> Self::Nans;
+
+    /// True when `nans` holds a NaN.
+    ///
+    /// # Safety
+    /// As [`FoldVectors::lowest`].
+    unsafe fn any_nan(nans: Self::Nans) -> bool;
+}
+
+/// The AVX2 vectors of the row fold.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Avx2Fold;
+
+#[cfg(target_arch = "x86_64")]
+impl FoldVectors for Avx2Fold {
+    type V = __m256i;
+    const BYTES: usize = 32;
+
+    #[inline(always)]
+    unsafe fn lowest<T: Lanes>() -> __m256i {
+        T::lowest()
+    }
+
+    #[inline(always)]
+    unsafe fn zero() -> __m256i {
+        _mm256_setzero_si256()
+    }
+
+    #[inline(always)]
+    unsafe fn index<T: Lanes>(i: u32) -> __m256i {
+        T::splat_index(i)
+    }
+
+    #[inline(always)]
+    unsafe fn load<T: Lanes>(p: *const u8) -> __m256i {
+        T::load(p)
+    }
+
+    #[inline(always)]
+    unsafe fn load_raw(p: *const u8) -> __m256i {
+        _mm256_loadu_si256(p.cast())
+    }
+
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: __m256i) {
+        _mm256_storeu_si256(p.cast(), v);
+    }
+
+    #[inline(always)]
+    unsafe fn fold<T: Lanes, const LAST: bool>(
+        value: &mut __m256i,
+        row: &mut __m256i,
+        v: __m256i,
+        number: __m256i,
+    ) {
+        *row = if LAST {
+            _mm256_blendv_epi8(number, *row, T::gt(*value, v))
+        } else {
+            _mm256_blendv_epi8(*row, number, T::gt(v, *value))
+        };
+        *value = T::max(v, *value);
+    }
+
+    type Nans = __m256i;
+
+    #[inline(always)]
+    unsafe fn no_nans() -> __m256i {
+        _mm256_setzero_si256()
+    }
+
+    #[inline(always)]
+    unsafe fn add_nans<T: Lanes>(nans: __m256i, v: __m256i) -> __m256i {
+        _mm256_or_si256(nans, T::nan(v))
+    }
+
+    #[inline(always)]
+    unsafe fn any_nan(nans: __m256i) -> bool {
+        _mm256_testz_si256(nans, nans) == 0
+    }
+}
+
+/// Rows whose elements are loaded together in [`fold_rows_body`] (fewer loads and stores of
+/// the running maxima). 8 rather than 4 took about a seventh off the outer-axis rows on one
+/// AMD EPYC core; 16 was much slower (its row numbers and streams no longer fit, with AVX2;
+/// with AVX-512, FLOAT32 {4096,16384} axis 0 took 12.9 ms against 9.9).
+#[cfg(target_arch = "x86_64")]
+const ROW_GROUP: usize = 8;
 
 /// Folds `rows` into fresh running maxima of `values.len() / T::SIZE` lanes (at least a
-/// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the number
-/// of the row it came from (the first or, with `LAST`, the last such row). Returns false when
-/// a NaN was met (the results are then meaningless). Each row is prefetched
+/// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the
+/// number of the row it came from (the first or, with `LAST`, the last such row). Returns
+/// false when a NaN was met (the results are then meaningless). Each row is prefetched
 /// [`ARGMAX_FOLD_PREFETCH_BYTES`] ahead as it is read.
 ///
 /// # Safety
@@ -1192,66 +1345,80 @@ unsafe fn fold_rows_avx2<T: Lanes, const LAST: bool>(
     values: &mut [u8],
     rows_of: &mut [u8],
 ) -> bool {
+    fold_rows_body::<T, LAST, Avx2Fold>(data, rows, values, rows_of)
+}
+
+/// The body of the row folds ([`fold_rows_avx2`], `avx512::fold_rows_avx512`) with the
+/// vectors of `W`: see [`fold_rows_avx2`].
+///
+/// # Safety
+/// The CPU must support `W`'s instructions (this is inlined into such functions only); each
+/// row's `values.len()` bytes must lie inside `data`; `rows_of` as long as `values`, at least
+/// `W::BYTES`; at most [`CHUNK_ROWS`] rows.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn fold_rows_body<T: Lanes, const LAST: bool, W: FoldVectors>(
+    data: &[u8],
+    rows: &[Row],
+    values: &mut [u8],
+    rows_of: &mut [u8],
+) -> bool {
     let bytes = values.len();
-    let vectors = bytes.div_ceil(32);
-    // Vector j covers bytes at(j) .. at(j) + 32 <= bytes; the last one may overlap the one
-    // before, which folds the same rows into the shared lanes twice (no change the second
+    let vectors = bytes.div_ceil(W::BYTES);
+    // Vector j covers bytes at(j) .. at(j) + W::BYTES <= bytes; the last one may overlap the
+    // one before, which folds the same rows into the shared lanes twice (no change the second
     // time: an equal element replaces nothing for INCREASING, and gives the same row for
     // DECREASING).
-    let at = |j: usize| (j * 32).min(bytes - 32);
+    let at = |j: usize| (j * W::BYTES).min(bytes - W::BYTES);
     let (vp, rp) = (values.as_mut_ptr(), rows_of.as_mut_ptr());
     for j in 0..vectors {
-        _mm256_storeu_si256(vp.add(at(j)).cast(), T::lowest());
-        _mm256_storeu_si256(rp.add(at(j)).cast(), _mm256_setzero_si256());
+        W::store(vp.add(at(j)), W::lowest::<T>());
+        W::store(rp.add(at(j)), W::zero());
     }
     let base = data.as_ptr();
-    let mut nan = _mm256_setzero_si256();
+    let mut nans = W::no_nans();
     let mut r = 0;
     while r < rows.len() {
         let group = (rows.len() - r).min(ROW_GROUP);
         let mut starts = [base; ROW_GROUP];
-        let mut numbers = [_mm256_setzero_si256(); ROW_GROUP];
+        let mut numbers = [W::zero(); ROW_GROUP];
         for k in 0..group {
             starts[k] = base.add(rows[r + k].0 * T::SIZE);
-            numbers[k] = T::splat_index((r + k) as u32);
+            numbers[k] = W::index::<T>((r + k) as u32);
         }
         // Two vectors at a time: their dependency chains (compare, blend, max per row)
         // overlap. With an odd count the last vector is taken twice, which computes the same
         // lanes from the same state in both chains.
         for j in (0..vectors).step_by(2) {
             let (o1, o2) = (at(j), at((j + 1).min(vectors - 1)));
-            let mut value1 = _mm256_loadu_si256(vp.add(o1).cast());
-            let mut row1 = _mm256_loadu_si256(rp.add(o1).cast());
-            let mut value2 = _mm256_loadu_si256(vp.add(o2).cast());
-            let mut row2 = _mm256_loadu_si256(rp.add(o2).cast());
+            let mut value1 = W::load_raw(vp.add(o1));
+            let mut row1 = W::load_raw(rp.add(o1));
+            let mut value2 = W::load_raw(vp.add(o2));
+            let mut row2 = W::load_raw(rp.add(o2));
             for k in 0..group {
+                // One prefetch per line: a 64-byte vector takes one of its own.
                 prefetch_ahead(starts[k].add(o1), ARGMAX_FOLD_PREFETCH_BYTES);
-                let (v1, v2) = (T::load(starts[k].add(o1)), T::load(starts[k].add(o2)));
-                (row1, row2) = if LAST {
-                    (
-                        _mm256_blendv_epi8(numbers[k], row1, T::gt(value1, v1)),
-                        _mm256_blendv_epi8(numbers[k], row2, T::gt(value2, v2)),
-                    )
-                } else {
-                    (
-                        _mm256_blendv_epi8(row1, numbers[k], T::gt(v1, value1)),
-                        _mm256_blendv_epi8(row2, numbers[k], T::gt(v2, value2)),
-                    )
-                };
-                value1 = T::max(v1, value1);
-                value2 = T::max(v2, value2);
+                if W::BYTES >= 64 {
+                    prefetch_ahead(starts[k].add(o2), ARGMAX_FOLD_PREFETCH_BYTES);
+                }
+                let (v1, v2) = (
+                    W::load::<T>(starts[k].add(o1)),
+                    W::load::<T>(starts[k].add(o2)),
+                );
+                W::fold::<T, LAST>(&mut value1, &mut row1, v1, numbers[k]);
+                W::fold::<T, LAST>(&mut value2, &mut row2, v2, numbers[k]);
                 if T::CAN_NAN {
-                    nan = _mm256_or_si256(nan, _mm256_or_si256(T::nan(v1), T::nan(v2)));
+                    nans = W::add_nans::<T>(W::add_nans::<T>(nans, v1), v2);
                 }
             }
-            _mm256_storeu_si256(vp.add(o1).cast(), value1);
-            _mm256_storeu_si256(rp.add(o1).cast(), row1);
-            _mm256_storeu_si256(vp.add(o2).cast(), value2);
-            _mm256_storeu_si256(rp.add(o2).cast(), row2);
+            W::store(vp.add(o1), value1);
+            W::store(rp.add(o1), row1);
+            W::store(vp.add(o2), value2);
+            W::store(rp.add(o2), row2);
         }
         r += group;
     }
-    !T::CAN_NAN || _mm256_testz_si256(nan, nan) == 1
+    !T::CAN_NAN || !W::any_nan(nans)
 }
 
 #[cfg(test)]

@@ -382,7 +382,7 @@ impl PackedTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_tensors::{seeded_bytes, Scalar};
+    use crate::test_tensors::seeded_values as elements;
     use half::f16;
 
     /// The reference: each output's position by exact keys.
@@ -454,15 +454,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// `count` elements `pick(random)` gives, from a seeded generator.
-    fn elements<T: Lanes + Scalar>(
-        count: usize,
-        seed: u64,
-        mut pick: impl FnMut(u64) -> T,
-    ) -> Vec<u8> {
-        seeded_bytes(count, seed, |_, random| pick(random >> 22))
     }
 
     #[test]

@@ -246,7 +246,7 @@ fn gcd(a: usize, b: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_tensors::{seeded_bytes, Scalar};
+    use crate::test_tensors::seeded_values as elements;
     use half::f16;
 
     /// The reference: exact keys, element by element.
@@ -304,15 +304,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// `count` elements `pick(random)` gives, from a seeded generator.
-    fn elements<T: Lanes + Scalar>(
-        count: usize,
-        seed: u64,
-        mut pick: impl FnMut(u64) -> T,
-    ) -> Vec<u8> {
-        seeded_bytes(count, seed, |_, random| pick(random >> 22))
     }
 
     #[test]
