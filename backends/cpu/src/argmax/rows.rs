@@ -88,14 +88,12 @@ impl<K> RowsState<K> {
     where
         K: Copy,
     {
-        if self.direct {
-            (
-                self.scratch.key_of::<T>(lane),
-                self.rows[self.scratch.row_of::<T>(lane)].1,
-            )
+        let key = if self.direct {
+            self.scratch.key_of::<T>(lane)
         } else {
-            (self.keys[lane], self.index[lane])
-        }
+            self.keys[lane]
+        };
+        (key, self.index_of::<T>(lane))
     }
 
     /// After a clean [`Job::fold_fresh`]: the greatest key among the lanes `lanes`, and the
@@ -113,7 +111,7 @@ impl<K> RowsState<K> {
         let first = lanes.start;
         let mut best: Option<usize> = None;
         let key = self.scratch.max_lanes::<T>(isa, lanes, |lane| {
-            let at = index(lane - first, self.rows[self.scratch.row_of::<T>(lane)].1);
+            let at = index(lane - first, self.index_of::<T>(lane));
             if best.is_none_or(|b| if LAST { at > b } else { at < b }) {
                 best = Some(at);
             }

@@ -361,24 +361,13 @@ impl Job<'_> {
                 index: 0,
             };
             let max = block_max::<T>(self.isa, self.data, &[piece]);
-            match best {
-                Some((key, _)) if max < key => {}
-                Some((key, index)) if max == key => {
-                    let found =
-                        self.dense_holders::<T, LAST>(dense, base, from, to, max, &mut ties)?;
-                    let index = if LAST {
-                        index.max(found)
-                    } else {
-                        index.min(found)
-                    };
-                    best = Some((key, index));
-                }
-                _ => {
+            if best.is_none_or(|(key, _)| max >= key) {
+                if best.is_none_or(|(key, _)| max > key) {
+                    // A new maximum: only its own holders count as ties.
                     ties = 0;
-                    let found =
-                        self.dense_holders::<T, LAST>(dense, base, from, to, max, &mut ties)?;
-                    best = Some((max, found));
                 }
+                let found = self.dense_holders::<T, LAST>(dense, base, from, to, max, &mut ties)?;
+                combine::<_, LAST>(&mut best, (max, found));
             }
             from = to;
         }
