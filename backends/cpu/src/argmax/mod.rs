@@ -21,6 +21,7 @@ mod avx512;
 mod kernels;
 mod lanes;
 mod packed_tail;
+mod padded;
 mod plan;
 mod rows;
 mod run_lanes;

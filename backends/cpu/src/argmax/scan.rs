@@ -23,6 +23,7 @@ use super::avx512::Avx512Prims;
 use super::kernels::Avx2Prims;
 use super::kernels::{block_max, locate, short_runs_max, Piece, PortablePrims, Prims, SCAN_BLOCK};
 use super::lanes::Lanes;
+use super::padded::Padded;
 use super::plan::{At, Dim, Walk};
 use super::rows::combine;
 use super::strided_run::strided_run_best;
@@ -193,6 +194,12 @@ impl Job<'_> {
                 return;
             }
         }
+        if self.plan.monotonic {
+            if let Some(padded) = Padded::new(region, T::SIZE, self.isa) {
+                self.scan_padded::<T, O, LAST>(outputs, unit_dims, &padded, parallel);
+                return;
+            }
+        }
         if parallel && units < ARGMAX_SPLIT_FACTOR * threads() {
             self.scan_split::<T, O, LAST>(outputs);
         } else if let [run] = region {
@@ -333,6 +340,45 @@ impl Job<'_> {
             }
         };
         for_each_task(tasks, parallel, task);
+    }
+
+    /// Each output's elements are a [`Padded`] range: outputs split across tasks, or, with few
+    /// of them, each one's runs.
+    fn scan_padded<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        unit_dims: &[Dim],
+        padded: &Padded,
+        parallel: bool,
+    ) {
+        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        let few = parallel && units < factor;
+        let rows = padded.rows;
+        let reduce = |at: At| -> usize {
+            let piece = (TASK_ELEMENTS / padded.pitch())
+                .max(rows.div_ceil(factor))
+                .max(1);
+            let parts = map_ranges(rows, piece, few, |lo, hi| {
+                padded.best::<T, LAST>(self.isa, self.data, at.offset, lo, hi)
+            });
+            let mut best = None;
+            for part in parts {
+                combine::<_, LAST>(&mut best, part);
+            }
+            best.expect("a padded output holds elements").1
+        };
+        let per_task = (TASK_ELEMENTS / (rows * padded.pitch()).max(1))
+            .clamp(1, units.div_ceil(factor).max(1));
+        let tasks = units.div_ceil(per_task);
+        let task = |t: usize| {
+            let first = t * per_task;
+            for at in Walk::new(unit_dims, first, per_task.min(units - first)) {
+                // SAFETY: the task's outputs are its own.
+                unsafe { outputs.set(at.slot, self.finish::<LAST>(reduce(at))) };
+            }
+        };
+        for_each_task(tasks, parallel && !few, task);
     }
 
     /// The greatest key at offsets `lo..hi` (not empty) of the dense range at `base`, and the

@@ -1441,3 +1441,39 @@ fn wide_packed_tails_are_reduced_per_item_and_match_the_reference() {
         });
     }
 }
+
+#[test]
+fn padded_ranges_of_short_runs_are_packed_and_match_the_reference() {
+    // A padded tensor of 1- or 2-byte elements reduced over every axis (or all but the
+    // outermost): runs shorter than a vector at a pitch, the span packed by compresses into L1
+    // buffers. Several buffers per output, a tail shorter than a vector, pitches that do and
+    // do not divide a vector (every phase), tie-heavy values with NaN, one or two threads.
+    let mut rng = Rng(4242);
+    let shapes: [([u32; 3], [u32; 3]); 4] = [
+        ([3, 1751, 2], [0, 0, 6]),
+        ([2, 700, 5], [0, 0, 4]),
+        ([4, 333, 3], [0, 0, 2]),
+        ([5, 97, 31], [0, 0, 9]),
+    ];
+    for data_type in [
+        DataType::Uint8,
+        DataType::Int8,
+        DataType::Float16,
+        DataType::Uint16,
+        DataType::Int16,
+    ] {
+        for (sizes, pad) in shapes {
+            let input = laid_out(data_type, &sizes, &[0, 1, 2], &pad, &[], &mut rng);
+            let what = format!("padded by {pad:?}");
+            check_all(&input, &[0, 1, 2], &format!("{what}, every axis"));
+            check_all(
+                &input,
+                &[1, 2],
+                &format!("{what}, an output per outer index"),
+            );
+            on_threads(2, || {
+                check_all(&input, &[0, 1, 2], &format!("{what}, two threads"))
+            });
+        }
+    }
+}
