@@ -72,6 +72,11 @@ pub const ARGMAX_SHORT_RUNS_GAP: usize = 16;
 /// size) are reduced side by side as a spanned tail (`argmax::rows`) instead of run by run.
 pub const ARGMAX_SHORT_RUNS_BYTES: usize = 256;
 
+/// ArgMax with one contiguous run per output of 1- or 2-byte elements: runs of at most this
+/// many bytes are folded as a spanned tail too (when the two thresholds above allow), not
+/// reduced a call per output (`argmax::Job::argmax`).
+pub const ARGMAX_FOLD_LONE_RUN_BYTES: usize = 10;
+
 /// ArgMax with the innermost dimension reduced: runs of at most this many bytes that lie
 /// back to back inside kept dimensions, with other reduced dimensions outside them, are folded
 /// lane by lane over those (`argmax::run_lanes`) instead of reduced run by run.

@@ -33,7 +33,9 @@ mod tests;
 use crate::element::FromIndex;
 use crate::simd::Isa;
 use crate::strided::{internal, write_packed, Layout, MAX_DIMS};
-use crate::thresholds::{ARGMAX_SHORT_RUNS_BYTES, ARGMAX_SHORT_RUNS_GAP};
+use crate::thresholds::{
+    ARGMAX_FOLD_LONE_RUN_BYTES, ARGMAX_SHORT_RUNS_BYTES, ARGMAX_SHORT_RUNS_GAP,
+};
 use half::f16;
 use lanes::Lanes;
 use opconform_backend::{ArgMaxDesc, AxisDirection, BackendError, DataType, Tensor};
@@ -177,9 +179,13 @@ impl Job<'_> {
         }
         // One contiguous run per output: the vector run kernels read a short one in a vector
         // or two, cheaper than folding its tail's span once per element of the run (a
-        // `[n, 9]` FLOAT16 over its inner axis took about 1.8 against 2.9 ms, with AVX2).
-        let lone_contiguous_runs =
-            self.isa.avx2() && matches!(self.plan.reduced[..], [run] if run.stride == 1);
+        // `[n, 9]` FLOAT16 over its inner axis took about 1.8 against 2.9 ms, with AVX2),
+        // unless the run is a few 1- or 2-byte elements: then a call per output costs more
+        // than the fold (UINT8 `[n, 2]` packed 13.6 against 4.7 ms, FLOAT16 `[n, 3]` at a
+        // pitch of 4 7.1 against 3.7 ms; FLOAT16 runs of 8 were a fifth slower folded).
+        let lone_contiguous_runs = self.isa.avx2()
+            && matches!(self.plan.reduced[..], [run] if run.stride == 1
+                && !(T::SIZE <= 2 && run.size * T::SIZE <= ARGMAX_FOLD_LONE_RUN_BYTES));
         let short_runs = if lone_contiguous_runs {
             None
         } else {

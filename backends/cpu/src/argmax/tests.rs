@@ -1477,3 +1477,37 @@ fn padded_ranges_of_short_runs_are_packed_and_match_the_reference() {
         }
     }
 }
+
+#[test]
+fn lone_short_runs_of_narrow_elements_fold_as_a_tail_and_match_the_reference() {
+    // One contiguous run per output of a few 1- or 2-byte elements, packed or padded (pitch
+    // at most 16): folded side by side as a spanned tail rather than a call per output. Runs
+    // at the byte threshold and past it, many outputs (several vectors of the tail) and tie-heavy
+    // values with NaN, one or two threads.
+    let mut rng = Rng(1717);
+    for data_type in [
+        DataType::Uint8,
+        DataType::Int8,
+        DataType::Float16,
+        DataType::Int16,
+    ] {
+        let size = data_type.size_in_bytes() as u32;
+        for run in [1u32, 2, 3, 5, 10 / size, 10 / size + 1] {
+            for pad in [0u32, 1, 6] {
+                let input = laid_out(
+                    data_type,
+                    &[3, 257, run],
+                    &[0, 1, 2],
+                    &[0, 0, pad],
+                    &[],
+                    &mut rng,
+                );
+                let what = format!("runs of {run} padded by {pad}");
+                check_all(&input, &[2], &what);
+                on_threads(2, || {
+                    check_all(&input, &[2], &format!("{what}, two threads"))
+                });
+            }
+        }
+    }
+}
