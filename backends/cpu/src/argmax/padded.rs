@@ -194,7 +194,7 @@ unsafe fn pack_avx512<T: Lanes>(
     packed: &mut [u8],
 ) -> (usize, usize, usize) {
     use std::arch::x86_64::*;
-    assert!(end * T::SIZE <= data.len() && packed.len() >= PACKED_BYTES + 64);
+    assert!(end * T::SIZE <= data.len() && packed.len() >= PACKED_BYTES + 64 && T::SIZE <= 2);
     let (mut at, mut phase, mut len) = (at, phase, 0);
     let (lanes, pitch) = (padded.lanes, padded.pitch);
     let step = lanes % pitch;
@@ -206,11 +206,11 @@ unsafe fn pack_avx512<T: Lanes>(
         let v = _mm512_loadu_si512(src.add(at * T::SIZE).cast());
         // Ahead of the hardware prefetcher (a hint: any address is allowed).
         _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(at * T::SIZE + PREFETCH_BYTES).cast());
-        let kept = match T::SIZE {
-            1 => _mm512_maskz_compress_epi8(mask, v),
-            2 => _mm512_maskz_compress_epi16(mask as u32, v),
-            4 => _mm512_maskz_compress_epi32(mask as u16, v),
-            _ => _mm512_maskz_compress_epi64(mask as u8, v),
+        // `Padded::new` takes 1- and 2-byte elements only.
+        let kept = if T::SIZE == 1 {
+            _mm512_maskz_compress_epi8(mask, v)
+        } else {
+            _mm512_maskz_compress_epi16(mask as u32, v)
         };
         _mm512_storeu_si512(dst.add(len * T::SIZE).cast(), kept);
         len += mask.count_ones() as usize;

@@ -323,23 +323,7 @@ impl Job<'_> {
             }
             best.expect("a dense output holds elements").1
         };
-        if few {
-            for at in Walk::new(unit_dims, 0, units) {
-                // SAFETY: this thread alone writes outputs here.
-                unsafe { outputs.set(at.slot, self.finish::<LAST>(reduce(at))) };
-            }
-            return;
-        }
-        let per_task = (TASK_ELEMENTS / n.max(1)).clamp(1, units.div_ceil(factor).max(1));
-        let tasks = units.div_ceil(per_task);
-        let task = |t: usize| {
-            let first = t * per_task;
-            for at in Walk::new(unit_dims, first, per_task.min(units - first)) {
-                // SAFETY: the task's outputs are its own.
-                unsafe { outputs.set(at.slot, self.finish::<LAST>(reduce(at))) };
-            }
-        };
-        for_each_task(tasks, parallel, task);
+        self.write_units::<O, LAST>(outputs, unit_dims, n, parallel && !few, reduce);
     }
 
     /// Each output's elements are a [`Padded`] range: outputs split across tasks, or, with few
@@ -368,8 +352,26 @@ impl Job<'_> {
             }
             best.expect("a padded output holds elements").1
         };
-        let per_task = (TASK_ELEMENTS / (rows * padded.pitch()).max(1))
-            .clamp(1, units.div_ceil(factor).max(1));
+        let span = rows * padded.pitch();
+        self.write_units::<O, LAST>(outputs, unit_dims, span, parallel && !few, reduce);
+    }
+
+    /// Writes `reduce(unit)` (an index before [`Job::finish`]) for every unit of `unit_dims`,
+    /// each reading about `unit_elements` input elements: in tasks of consecutive units of
+    /// about [`TASK_ELEMENTS`], run in parallel when `parallel` (else one after another, as
+    /// when each unit's reduction splits its own range across threads).
+    fn write_units<O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        unit_dims: &[Dim],
+        unit_elements: usize,
+        parallel: bool,
+        reduce: impl Fn(At) -> usize + Sync,
+    ) {
+        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        let per_task =
+            (TASK_ELEMENTS / unit_elements.max(1)).clamp(1, units.div_ceil(factor).max(1));
         let tasks = units.div_ceil(per_task);
         let task = |t: usize| {
             let first = t * per_task;
@@ -378,7 +380,7 @@ impl Job<'_> {
                 unsafe { outputs.set(at.slot, self.finish::<LAST>(reduce(at))) };
             }
         };
-        for_each_task(tasks, parallel && !few, task);
+        for_each_task(tasks, parallel, task);
     }
 
     /// The greatest key at offsets `lo..hi` (not empty) of the dense range at `base`, and the
