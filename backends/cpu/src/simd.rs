@@ -296,23 +296,15 @@ impl<'o> LineStreamer<'o> {
     }
 }
 
-/// Asks the CPU to bring the cache lines of `bytes` into its L2 cache (a hint: it never
-/// faults, and does nothing off x86-64). The L2 hint (`prefetcht1`), not the L1 one: a
-/// NonZeroCoordinates window's read-ahead of 256 KiB fits L2 either way, and on Intel Xeon
-/// (Sapphire Rapids) one thread's FLOAT32 rows at 5 % took 13.3 ms with `prefetcht0`, 11.0–11.6
-/// with `prefetcht1` (50 %: 23.0 → 20.6–21.7 ms; `prefetcht2` about the same as `t1`,
-/// `prefetchnta` 2.3 times as long).
-#[inline(always)]
-pub(crate) fn prefetch(bytes: &[u8]) {
-    for at in (0..bytes.len()).step_by(64) {
-        prefetch_ahead(bytes.as_ptr(), at);
-    }
-}
-
-/// Asks the CPU to bring the cache line at `p + distance` into its L2 cache (the hint
-/// [`prefetch`] gives each line). The address may lie past the end of the caller's data (it is
-/// computed with `wrapping_add` and never read): a prefetch has no architectural effect and
-/// never faults.
+/// Asks the CPU to bring the cache line at `p + distance` into its L2 cache. The address may
+/// lie past the end of the caller's data (it is computed with `wrapping_add` and never read):
+/// a prefetch has no architectural effect and never faults.
+///
+/// The L2 hint (`prefetcht1`), not the L1 one: a NonZeroCoordinates window's read-ahead of
+/// 256 KiB fits L2 either way, and on Intel Xeon (Sapphire Rapids) one thread's FLOAT32 rows
+/// at 5 % took 13.3 ms with `prefetcht0`, 11.0–11.6 with `prefetcht1` (50 %: 23.0 →
+/// 20.6–21.7 ms; `prefetcht2` about the same as `t1`, `prefetchnta` 2.3 times as long). On
+/// AMD Zen 4 `prefetcht0` was 2–8 % faster on those rows, less than that loss.
 #[inline(always)]
 pub(crate) fn prefetch_ahead(p: *const u8, distance: usize) {
     #[cfg(target_arch = "x86_64")]
