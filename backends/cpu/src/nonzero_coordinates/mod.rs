@@ -7,8 +7,9 @@
 //! [`WINDOW`](crate::thresholds::NONZERO_WINDOW) elements; each window is cut into chunks
 //! (whole 64-element groups), and
 //!
-//! 1. every chunk's nonzero flags are computed into one bit per element (AVX2
-//!    compare-and-movemask on a packed input; a strided input is walked through its strides),
+//! 1. every chunk's nonzero flags are computed into one bit per element (AVX-512 tests into
+//!    mask registers, or AVX2 compare-and-movemask, on a packed input; a strided input is
+//!    walked through its strides),
 //!    in parallel, and their bit counts give each chunk's row count;
 //! 2. a prefix sum of the counts gives where each chunk's rows start;
 //! 3. every chunk writes its rows from its bits, in parallel, into its own part of the output.
@@ -543,11 +544,11 @@ fn next_chunk(base: usize, written: usize, read: usize) -> usize {
     chunk
 }
 
-/// The nonzero masks of the `masks.len()` whole groups at the start of `bytes`: with AVX2
-/// compares under [`Isa::Avx2`] ([`nonzero_masks`]), else [`nonzero_mask`] per group.
+/// The nonzero masks of the `masks.len()` whole groups at the start of `bytes`: AVX-512 tests
+/// or AVX2 compares as `isa` allows ([`nonzero_masks`]), else [`nonzero_mask`] per group.
 #[inline]
 fn group_masks<T: Zero>(isa: Isa, bytes: &[u8], masks: &mut [u64]) {
-    if isa.avx2() && nonzero_masks(bytes, T::SIZE, T::SIGNIFICANT, masks) {
+    if nonzero_masks(isa, bytes, T::SIZE, T::SIGNIFICANT, masks) {
         return;
     }
     for (mask, group) in masks.iter_mut().zip(bytes.chunks_exact(GROUP * T::SIZE)) {
