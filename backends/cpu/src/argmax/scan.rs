@@ -132,6 +132,34 @@ impl Dense {
     }
 }
 
+/// How the threads split the outputs of a [`Job::scan_dense`] or [`Job::scan_padded`]
+/// call: across units when there are enough of them, else across each unit's own range.
+struct UnitSplit {
+    /// Units (outputs) in the call.
+    units: usize,
+    /// Pieces wanted per call: [`ARGMAX_SPLIT_FACTOR`] × threads.
+    factor: usize,
+    /// A parallel call with fewer units than `factor`: each unit's range is split instead.
+    few: bool,
+    /// Tasks of units run in parallel (a parallel call with enough units).
+    parallel_units: bool,
+}
+
+impl UnitSplit {
+    /// The split of the units of `unit_dims`, run in parallel when `parallel`.
+    fn new(unit_dims: &[Dim], parallel: bool) -> UnitSplit {
+        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        let few = parallel && units < factor;
+        UnitSplit {
+            units,
+            factor,
+            few,
+            parallel_units: parallel && !few,
+        }
+    }
+}
+
 /// What every task of [`Job::scan_units`] shares: the units' dimensions, the region walked
 /// inside each unit, and how a unit's outputs map to slots.
 struct Units<'a> {
@@ -301,13 +329,11 @@ impl Job<'_> {
         dense: &Dense,
         parallel: bool,
     ) {
-        let units: usize = unit_dims.iter().map(|d| d.size).product();
+        let split = UnitSplit::new(unit_dims, parallel);
         let n = dense.len;
-        let factor = ARGMAX_SPLIT_FACTOR * threads();
-        let few = parallel && units < factor;
-        let piece = TASK_ELEMENTS.max(n.div_ceil(factor));
+        let piece = TASK_ELEMENTS.max(n.div_ceil(split.factor));
         let reduce = |at: At| -> usize {
-            let parts = map_ranges(n, piece, few, |lo, hi| {
+            let parts = map_ranges(n, piece, split.few, |lo, hi| {
                 self.dense_best::<T, LAST>(dense, at.offset, lo, hi)
             });
             let mut best = None;
@@ -323,7 +349,7 @@ impl Job<'_> {
             }
             best.expect("a dense output holds elements").1
         };
-        self.write_units::<O, LAST>(outputs, unit_dims, n, parallel && !few, reduce);
+        self.write_units::<O, LAST>(outputs, unit_dims, &split, n, reduce);
     }
 
     /// Each output's elements are a [`Padded`] range: outputs split across tasks, or, with few
@@ -335,15 +361,13 @@ impl Job<'_> {
         padded: &Padded,
         parallel: bool,
     ) {
-        let units: usize = unit_dims.iter().map(|d| d.size).product();
-        let factor = ARGMAX_SPLIT_FACTOR * threads();
-        let few = parallel && units < factor;
+        let split = UnitSplit::new(unit_dims, parallel);
         let rows = padded.rows;
         let reduce = |at: At| -> usize {
             let piece = (TASK_ELEMENTS / padded.pitch())
-                .max(rows.div_ceil(factor))
+                .max(rows.div_ceil(split.factor))
                 .max(1);
-            let parts = map_ranges(rows, piece, few, |lo, hi| {
+            let parts = map_ranges(rows, piece, split.few, |lo, hi| {
                 padded.best::<T, LAST>(self.isa, self.data, at.offset, lo, hi)
             });
             let mut best = None;
@@ -353,25 +377,24 @@ impl Job<'_> {
             best.expect("a padded output holds elements").1
         };
         let span = rows * padded.pitch();
-        self.write_units::<O, LAST>(outputs, unit_dims, span, parallel && !few, reduce);
+        self.write_units::<O, LAST>(outputs, unit_dims, &split, span, reduce);
     }
 
     /// Writes `reduce(unit)` (an index before [`Job::finish`]) for every unit of `unit_dims`,
     /// each reading about `unit_elements` input elements: in tasks of consecutive units of
-    /// about [`TASK_ELEMENTS`], run in parallel when `parallel` (else one after another, as
-    /// when each unit's reduction splits its own range across threads).
+    /// about [`TASK_ELEMENTS`], run in parallel unless `split` leaves the threads to each
+    /// unit's own range (then one after another).
     fn write_units<O: FromIndex, const LAST: bool>(
         &self,
         outputs: &Outputs<O>,
         unit_dims: &[Dim],
+        split: &UnitSplit,
         unit_elements: usize,
-        parallel: bool,
         reduce: impl Fn(At) -> usize + Sync,
     ) {
-        let units: usize = unit_dims.iter().map(|d| d.size).product();
-        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        let units = split.units;
         let per_task =
-            (TASK_ELEMENTS / unit_elements.max(1)).clamp(1, units.div_ceil(factor).max(1));
+            (TASK_ELEMENTS / unit_elements.max(1)).clamp(1, units.div_ceil(split.factor).max(1));
         let tasks = units.div_ceil(per_task);
         let task = |t: usize| {
             let first = t * per_task;
@@ -380,7 +403,7 @@ impl Job<'_> {
                 unsafe { outputs.set(at.slot, self.finish::<LAST>(reduce(at))) };
             }
         };
-        for_each_task(tasks, parallel, task);
+        for_each_task(tasks, split.parallel_units, task);
     }
 
     /// The greatest key at offsets `lo..hi` (not empty) of the dense range at `base`, and the
