@@ -222,7 +222,7 @@ fn rows_body<const N: usize, const KERNEL: u8>(
         let word = words[w];
         let base = start + w * GROUP;
         if KERNEL >= AVX512 && word != 0 && shape.inner < GROUP {
-            let done = sink.narrow_run_words::<N, KERNEL>(&words[w..], base, &mut cursor, |k| {
+            let done = sink.run_words::<N, KERNEL>(&words[w..], base, &mut cursor, true, |k| {
                 read_ahead(w + k)
             });
             if done > 0 {
@@ -237,11 +237,11 @@ fn rows_body<const N: usize, const KERNEL: u8>(
             }
             if base + GROUP <= cursor.run_end {
                 let inside = ((cursor.run_end - base) / GROUP).min(words.len() - w);
-                let first = (base - cursor.run_start) as u32;
                 let done = sink.run_words::<N, KERNEL>(
                     &words[w..w + inside],
-                    first,
-                    &cursor.template,
+                    base,
+                    &mut cursor,
+                    false,
                     |k| read_ahead(w + k),
                 );
                 if done > 0 {
@@ -402,75 +402,42 @@ impl<'a> Sink<'a> {
         *at += bytes;
     }
 
-    /// Appends the rows of whole words that lie inside one run (`first` the last coordinate of
-    /// the first word's bit 0), calling `before(k)` before word `k`; returns how many words it
-    /// took (from the first, none when there is too little room left, which the caller then
-    /// handles word by word). Only the AVX-512 kernels reach [`run_words_avx512`]: one tight
-    /// loop with the template and tables in registers, instead of the cursor and room checks
-    /// per word.
+    /// Appends the rows of consecutive words (word `k`'s bit `j` is element `start + 64 k + j`),
+    /// calling `before(k)` before word `k`: words wholly inside `cursor`'s run
+    /// ([`run_words_avx512`]: one tight loop with the template and tables in registers), or,
+    /// when `narrow`, words of runs shorter than a word, moving `cursor` across them
+    /// ([`narrow_runs_avx512`]). Returns how many words it took (from the first, none when
+    /// there is too little room left, which the caller then handles word by word). Only the
+    /// AVX-512 kernels reach this, instead of the cursor and room checks per word.
     #[inline(always)]
     fn run_words<const N: usize, const KERNEL: u8>(
         &mut self,
         words: &[u64],
-        first: u32,
-        template: &[u8; 4 * MAX_N],
-        before: impl FnMut(usize),
-    ) -> usize {
-        let (region, at) = self.room(GROUP * 4 * N + 64 * N);
-        #[cfg(target_arch = "x86_64")]
-        if KERNEL >= AVX512 {
-            // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
-            // AVX-512 F, and VBMI2 with `AVX512_VBMI2`); `run_words_avx512` writes a word only
-            // while a whole word's rows and the overrun fit in `region`.
-            let (done, bytes) = unsafe {
-                run_words_avx512::<N>(
-                    region.as_mut_ptr(),
-                    region.len(),
-                    words,
-                    first,
-                    template,
-                    KERNEL == AVX512_VBMI2,
-                    before,
-                )
-            };
-            *at += bytes;
-            return done;
-        }
-        let _ = (region, words, first, template, before);
-        0
-    }
-
-    /// Appends the rows of consecutive words (word `k`'s bit `j` is element `start + 64 k + j`)
-    /// of runs shorter than a word, moving `cursor` across them, calling `before(k)` before
-    /// word `k`; returns how many words it took, as [`Sink::run_words`]. Only the AVX-512
-    /// kernels reach [`narrow_runs_avx512`].
-    #[inline(always)]
-    fn narrow_run_words<const N: usize, const KERNEL: u8>(
-        &mut self,
-        words: &[u64],
         start: usize,
         cursor: &mut Cursor,
+        narrow: bool,
         before: impl FnMut(usize),
     ) -> usize {
         let (region, at) = self.room(GROUP * 4 * N + 64 * N);
         #[cfg(target_arch = "x86_64")]
         if KERNEL >= AVX512 {
-            // SAFETY: as in `run_words`.
+            let (dst, room, vbmi2) = (region.as_mut_ptr(), region.len(), KERNEL == AVX512_VBMI2);
+            // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
+            // AVX-512 F, and VBMI2 with `AVX512_VBMI2`); both kernels write a word only while
+            // a whole word's rows and the overrun fit in `region`.
             let (done, bytes) = unsafe {
-                narrow_runs_avx512::<N>(
-                    region.as_mut_ptr(),
-                    region.len(),
-                    words,
-                    start,
-                    cursor,
-                    KERNEL == AVX512_VBMI2,
-                    before,
-                )
+                if narrow {
+                    narrow_runs_avx512::<N>(dst, room, words, start, cursor, vbmi2, before)
+                } else {
+                    let first = (start - cursor.run_start) as u32;
+                    let template = &cursor.template;
+                    run_words_avx512::<N>(dst, room, words, first, template, vbmi2, before)
+                }
             };
             *at += bytes;
             return done;
         }
-        let _ = (region, words, start, cursor, before);
+        let _ = (region, words, start, cursor, narrow, before);
         0
     }
 
