@@ -1440,7 +1440,77 @@ mod tests {
         }
     }
 
+    /// [`super::super::avx512::short_runs_argmax_avx512`] (where the CPU has AVX-512) over
+    /// runs of lengths around a 512-bit vector and up to [`SHORT_RUN_BYTES`], packed and `3`
+    /// elements apart: the maximum key of every run and the first (or last) element holding
+    /// it; the general path only when a NaN is among them.
+    #[cfg(target_arch = "x86_64")]
+    fn check_short_runs_argmax<T: Lanes>(bytes: &[u8]) {
+        use super::super::avx512::{short_runs_argmax_avx512, ShortRunsBest};
+        if !Isa::available().contains(&Isa::Avx512) {
+            return;
+        }
+        let len = bytes.len() / T::SIZE;
+        let key = |e: usize| T::read(&bytes[e * T::SIZE..]).key();
+        let vector = 64 / T::SIZE;
+        for n in [
+            1,
+            2,
+            5,
+            vector - 1,
+            vector,
+            vector + 3,
+            SHORT_RUN_BYTES / T::SIZE,
+        ] {
+            for pitch in [n, n + 3] {
+                if n > len {
+                    continue;
+                }
+                let count = (len - n) / pitch + 1;
+                let elements: Vec<(usize, usize)> = (0..count)
+                    .flat_map(|r| (0..n).map(move |e| (r, e)))
+                    .collect();
+                let key_of = |&(r, e): &(usize, usize)| key(r * pitch + e);
+                let max = elements.iter().map(key_of).max().unwrap();
+                let nan = T::CAN_NAN && elements.iter().any(|p| key_of(p) == T::nan_key());
+                for last in [false, true] {
+                    // SAFETY: the CPU has AVX-512 F and BW (checked above).
+                    let got = unsafe {
+                        if last {
+                            short_runs_argmax_avx512::<T, true>(bytes, 0, pitch, count, n, |_| true)
+                        } else {
+                            short_runs_argmax_avx512::<T, false>(bytes, 0, pitch, count, n, |_| {
+                                true
+                            })
+                        }
+                    };
+                    let holders = elements.iter().filter(|p| key_of(p) == max);
+                    let wanted = if last { holders.last() } else { holders.min() };
+                    let what = format!("{count} runs of {n}, pitch {pitch}, last {last}");
+                    match got {
+                        ShortRunsBest::At { key, run, element } => {
+                            assert!(key == max, "{what}: maximum");
+                            assert_eq!(Some(&(run, element)), wanted, "{what}: position");
+                        }
+                        ShortRunsBest::Fallback => assert!(nan, "{what}: fell back with no NaN"),
+                        ShortRunsBest::Passed => panic!("{what}: passed though looked at"),
+                    }
+                }
+                // SAFETY: as above.
+                let passed = unsafe {
+                    short_runs_argmax_avx512::<T, false>(bytes, 0, pitch, count, n, |_| false)
+                };
+                assert!(matches!(
+                    passed,
+                    ShortRunsBest::Passed | ShortRunsBest::Fallback
+                ));
+            }
+        }
+    }
+
     fn check_block<T: Lanes>(bytes: &[u8]) {
+        #[cfg(target_arch = "x86_64")]
+        check_short_runs_argmax::<T>(bytes);
         let len = bytes.len() / T::SIZE;
         let expected = bytes
             .chunks_exact(T::SIZE)

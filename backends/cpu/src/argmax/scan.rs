@@ -18,7 +18,7 @@
 //! across threads instead, and the partial results combined by (key, index).
 
 #[cfg(target_arch = "x86_64")]
-use super::avx512::Avx512Prims;
+use super::avx512::{short_runs_argmax_avx512, Avx512Prims, ShortRunsBest};
 #[cfg(target_arch = "x86_64")]
 use super::kernels::Avx2Prims;
 use super::kernels::{block_max, locate, short_runs_max, Piece, PortablePrims, Prims, SCAN_BLOCK};
@@ -702,11 +702,44 @@ impl Job<'_> {
                 let count = group.min(hi - i);
                 let start = output.offset + at.offset + i * inner.stride;
                 let index = at.index + i * inner.index_stride;
+                let can_change = |max: T::Key| {
+                    !best.found || max > best.key || (max == best.key && (LAST || !monotonic))
+                };
+                #[cfg(target_arch = "x86_64")]
+                if self.isa == Isa::Avx512 && monotonic {
+                    // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW.
+                    let found = unsafe {
+                        short_runs_argmax_avx512::<T, LAST>(
+                            self.data,
+                            start,
+                            inner.stride,
+                            count,
+                            run.size,
+                            can_change,
+                        )
+                    };
+                    match found {
+                        ShortRunsBest::Passed => {
+                            i += count;
+                            continue;
+                        }
+                        ShortRunsBest::At {
+                            key,
+                            run: r,
+                            element,
+                        } => {
+                            let at_index =
+                                index + r * inner.index_stride + element * run.index_stride;
+                            best.offer_key::<LAST>(key, at_index);
+                            i += count;
+                            continue;
+                        }
+                        ShortRunsBest::Fallback => {}
+                    }
+                }
                 let max =
                     short_runs_max::<T>(self.isa, self.data, start, inner.stride, count, run.size);
-                let look =
-                    !best.found || max > best.key || (max == best.key && (LAST || !monotonic));
-                if look {
+                if can_change(max) {
                     pieces.clear();
                     pieces.extend((0..count).map(|c| Piece {
                         start: start + c * inner.stride,

@@ -1511,3 +1511,74 @@ fn lone_short_runs_of_narrow_elements_fold_as_a_tail_and_match_the_reference() {
         }
     }
 }
+
+/// `input` with every NaN replaced by 1.5 (types without NaN unchanged): groups of many
+/// elements drawn by [`tie_heavy`] almost always hold a NaN, which sends them down the
+/// general path.
+fn without_nans(input: &Tensor) -> Tensor {
+    let size = input.desc.data_type.size_in_bytes();
+    let mut bytes = input.data.clone();
+    for e in bytes.chunks_exact_mut(size) {
+        match input.desc.data_type {
+            DataType::Float64 if f64::from_le_bytes(e.try_into().unwrap()).is_nan() => {
+                e.copy_from_slice(&1.5f64.to_le_bytes())
+            }
+            DataType::Float32 if f32::from_le_bytes(e.try_into().unwrap()).is_nan() => {
+                e.copy_from_slice(&1.5f32.to_le_bytes())
+            }
+            DataType::Float16 if f16::from_le_bytes(e.try_into().unwrap()).is_nan() => {
+                e.copy_from_slice(&f16::from_f32(1.5).to_le_bytes())
+            }
+            _ => {}
+        }
+    }
+    Tensor::from_bytes(input.desc.clone(), bytes).unwrap()
+}
+
+#[test]
+fn groups_of_short_runs_inside_reduced_dimensions_match_the_reference() {
+    // Whole runs of up to ARGMAX_SHORT_RUN_BYTES inside another reduced dimension (the
+    // innermost axes reduced, padded after each run): groups of runs reduced at once, with
+    // AVX-512 in one pass over whole vectors and a masked rest. Run lengths on either side of
+    // a 512-bit vector and up to the limit; one group per output and several (ties across
+    // groups); with and without NaNs; one thread and two (few outputs: each split).
+    use crate::thresholds::ARGMAX_SHORT_RUN_BYTES;
+    let mut rng = Rng(1717);
+    for data_type in ALL_TYPES {
+        let size = data_type.size_in_bytes();
+        let vector = (64 / size) as u32;
+        let longest = (ARGMAX_SHORT_RUN_BYTES / size) as u32;
+        for run in [
+            1,
+            3,
+            7,
+            vector - 1,
+            vector,
+            vector + 1,
+            24,
+            2 * vector + 5,
+            longest,
+        ] {
+            for pad in [0, 4] {
+                let shapes: [(Vec<u32>, Vec<u32>); 3] = [
+                    (vec![3, 5, 9, run], vec![2, 3]),
+                    (vec![2, 4, 3, run], vec![1, 2, 3]),
+                    (vec![2, 1200 / run + 3, run], vec![1, 2]),
+                ];
+                for (sizes, axes) in shapes {
+                    let order: Vec<usize> = (0..sizes.len()).collect();
+                    let mut pads = vec![0; sizes.len()];
+                    pads[sizes.len() - 1] = pad;
+                    let input = laid_out(data_type, &sizes, &order, &pads, &[], &mut rng);
+                    let what = format!("groups of runs of {run} padded by {pad}");
+                    check_all(&input, &axes, &what);
+                    let clean = without_nans(&input);
+                    check_all(&clean, &axes, &format!("{what}, no NaN"));
+                    on_threads(2, || {
+                        check_all(&clean, &axes, &format!("{what}, no NaN, 2"))
+                    });
+                }
+            }
+        }
+    }
+}
