@@ -254,25 +254,23 @@ fn rows_body<const N: usize, const KERNEL: u8>(
         w += 1;
         let mut bits = word;
         while bits != 0 {
-            let at = base + bits.trailing_zeros() as usize;
-            if at >= cursor.run_end {
-                cursor.advance(at);
-                lanes.stale = true;
-            }
-            let limit = cursor.run_end - base;
-            let part = if limit >= GROUP {
-                bits
-            } else {
-                bits & ((1u64 << limit) - 1)
-            };
-            // The last coordinate of bit 0 (wrapping when bit 0 lies before the run: only
-            // bits inside it are written).
-            let first = base.wrapping_sub(cursor.run_start) as u32;
-            sink.rows::<N, KERNEL>(part, first, &cursor.template, &mut lanes);
-            bits &= !part;
+            let part = cursor.part_in_run(base, bits);
+            lanes.stale |= part.moved;
+            sink.rows::<N, KERNEL>(part.bits, part.first, &cursor.template, &mut lanes);
+            bits &= !part.bits;
         }
     }
     sink.finish();
+}
+
+/// The bits of a word that lie in one run ([`Cursor::part_in_run`]).
+struct RunPart {
+    /// The word's set bits inside the run.
+    bits: u64,
+    /// The last coordinate of the word's bit 0 (wrapping when bit 0 lies before the run).
+    first: u32,
+    /// True when the cursor moved to reach the run (its template changed).
+    moved: bool,
 }
 
 /// The run of the innermost dimension that holds the current bit, and its template row.
@@ -305,6 +303,29 @@ impl Cursor<'_> {
         }
         cursor.fill_template();
         cursor
+    }
+
+    /// The set bits of `bits` (bit `j` is element `base + j`) in the run holding the lowest
+    /// of them, the cursor moved to that run first when it lies past the current one.
+    #[inline(always)]
+    fn part_in_run(&mut self, base: usize, bits: u64) -> RunPart {
+        let at = base + bits.trailing_zeros() as usize;
+        let moved = at >= self.run_end;
+        if moved {
+            self.advance(at);
+        }
+        let limit = self.run_end - base;
+        let bits = if limit >= GROUP {
+            bits
+        } else {
+            bits & ((1u64 << limit) - 1)
+        };
+        RunPart {
+            bits,
+            // Wrapping when bit 0 lies before the run: only bits inside it are written.
+            first: base.wrapping_sub(self.run_start) as u32,
+            moved,
+        }
     }
 
     /// Moves to the run holding element `at` (past the current run).
@@ -1005,24 +1026,22 @@ unsafe fn narrow_runs_avx512<const N: usize>(
         let base = start + k * GROUP;
         let mut bits = mask;
         while bits != 0 {
-            let at = base + bits.trailing_zeros() as usize;
-            if at >= cursor.run_end {
-                cursor.advance(at);
+            let part = cursor.part_in_run(base, bits);
+            if part.moved {
                 template = fresh_template_vector::<N>(&cursor.template);
             }
-            let limit = cursor.run_end - base;
-            let part = if limit >= GROUP {
-                bits
-            } else {
-                bits & ((1u64 << limit) - 1)
-            };
-            // Wrapping when the run starts inside the word: only bits inside it are written.
             // In bounds: `worst` bytes remain from `written`, and a word's parts write no more
             // than the whole word would.
-            let first = base.wrapping_sub(cursor.run_start) as u32;
-            word_rows::<N>(dst.add(written), part, first, template, &tables, vbmi2);
-            written += part.count_ones() as usize * 4 * N;
-            bits &= !part;
+            word_rows::<N>(
+                dst.add(written),
+                part.bits,
+                part.first,
+                template,
+                &tables,
+                vbmi2,
+            );
+            written += part.bits.count_ones() as usize * 4 * N;
+            bits &= !part.bits;
         }
     }
     (words.len(), written)
