@@ -35,20 +35,50 @@ pub(super) struct RowShape {
     inner: usize,
     /// Coordinates per row.
     n: usize,
+    /// Columns whose values trade places in every row written, when the innermost
+    /// dimensions of size 1 were moved inside the last larger one ([`RowShape::new`]).
+    swapped_columns: Option<(usize, usize)>,
 }
 
 impl RowShape {
     /// The shape of an input of `sizes` (not all zero-sized) with rows of `n` coordinates.
+    ///
+    /// Innermost dimensions of size 1 (`[7, 9258, 19, 1]`) would make every element a run of
+    /// its own, the cursor moving at each one (FLOAT32 at 75 %: 11.6 ns a row, 16 times the
+    /// floor). Moving them inside the last larger dimension (`[7, 9258, 1, 19]`) keeps the
+    /// elements in the same order and the runs long; the rows then hold that dimension's
+    /// coordinate in the last column and 0 where it belongs, so those two columns trade
+    /// places as the rows are written out.
     pub(super) fn new(sizes: &[usize], n: usize) -> RowShape {
+        let rank = sizes.len().max(1);
         let mut shape = RowShape {
             sizes: [1; MAX_DIMS],
-            rank: sizes.len().max(1),
+            rank,
             inner: 1,
             n,
+            swapped_columns: None,
         };
         shape.sizes[..sizes.len()].copy_from_slice(sizes);
-        shape.inner = shape.sizes[shape.rank - 1];
+        if let Some(d) = sizes.iter().rposition(|&size| size > 1) {
+            let ones = rank - 1 - d;
+            if ones > 0 && ones < n {
+                shape.sizes[..rank].swap(d, rank - 1);
+                shape.swapped_columns = Some((n - 1 - ones, n - 1));
+            }
+        }
+        shape.inner = shape.sizes[rank - 1];
         shape
+    }
+}
+
+/// Trades the values of columns `a` and `b` in every row of `rows` (whole rows of `n`
+/// 32-bit coordinates).
+fn swap_columns(rows: &mut [u8], n: usize, (a, b): (usize, usize)) {
+    let (a, b) = (4 * a, 4 * b);
+    for row in rows.chunks_exact_mut(4 * n) {
+        let value: [u8; 4] = row[a..a + 4].try_into().expect("a column");
+        row.copy_within(b..b + 4, a);
+        row[b..b + 4].copy_from_slice(&value);
     }
 }
 
@@ -216,7 +246,7 @@ fn rows_body<const N: usize, const KERNEL: u8>(
     };
     let mut cursor = Cursor::new(shape, start);
     let mut lanes = Lanes::<N>::new();
-    let mut sink = Sink::new(out, stream);
+    let mut sink = Sink::new(out, stream, shape);
     let mut w = 0;
     while w < words.len() {
         let word = words[w];
@@ -380,10 +410,15 @@ struct Sink<'a> {
     /// The staging buffer (empty unless `stream`) and its bytes in use.
     stage: Vec<u8>,
     staged: usize,
+    /// [`RowShape`]'s columns to trade in every row, bytes per row, and the bytes at the
+    /// start of the stage whose rows have them traded already.
+    swapped_columns: Option<(usize, usize)>,
+    row_bytes: usize,
+    settled: usize,
 }
 
 impl<'a> Sink<'a> {
-    fn new(out: &'a mut [u8], stream: bool) -> Sink<'a> {
+    fn new(out: &'a mut [u8], stream: bool, shape: &RowShape) -> Sink<'a> {
         Sink {
             out,
             written: 0,
@@ -394,6 +429,9 @@ impl<'a> Sink<'a> {
                 Vec::new()
             },
             staged: 0,
+            swapped_columns: shape.swapped_columns,
+            row_bytes: 4 * shape.n,
+            settled: 0,
         }
     }
 
@@ -481,6 +519,12 @@ impl<'a> Sink<'a> {
     /// Copies the staged rows out: all of them, or (`all` false) as many as end on a 64-byte
     /// boundary of the output's memory, so that streamed pieces join up.
     fn flush(&mut self, all: bool) {
+        if let Some(columns) = self.swapped_columns {
+            // Rows are staged whole, and `settled` ends on a row.
+            let n = self.row_bytes / 4;
+            swap_columns(&mut self.stage[self.settled..self.staged], n, columns);
+            self.settled = self.staged;
+        }
         let mut n = self.staged;
         if !all {
             let end = self.out.as_ptr() as usize + self.written + n;
@@ -494,6 +538,7 @@ impl<'a> Sink<'a> {
         self.written += n;
         self.stage.copy_within(n..self.staged, 0);
         self.staged -= n;
+        self.settled -= n;
     }
 
     /// Copies out what is staged and orders the streamed stores.
@@ -504,6 +549,8 @@ impl<'a> Sink<'a> {
         if self.stream {
             self.flush(true);
             stream_fence();
+        } else if let Some(columns) = self.swapped_columns {
+            swap_columns(&mut self.out[..self.written], self.row_bytes / 4, columns);
         }
         assert_eq!(
             self.written,

@@ -930,3 +930,27 @@ fn nonzero_speed() {
         }
     }
 }
+
+#[test]
+fn innermost_unit_dimensions_are_moved_inside_and_their_columns_traded_back() {
+    // Innermost dimensions of size 1 (every element would be a run of its own): the rows are
+    // built as if they lay inside the last larger dimension, and the two columns traded back
+    // as they are written (straight into the output, or through the stage), above and below
+    // the parallel threshold, with leading zero columns (N above the rank) too.
+    let mut rng = Rng(1919);
+    for (sizes, percent) in [
+        (vec![7usize, 93, 19, 1], 75),
+        (vec![4, 50, 1, 1, 1], 5),
+        (vec![3, 1, 9, 1], 100),
+        (vec![1, 20_011, 1], 60),
+    ] {
+        let count: usize = sizes.iter().product();
+        let values = random_values::<f32>(&mut rng, count, percent);
+        let sizes32: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
+        let input = packed::<f32>(&sizes32, &values);
+        for n in [sizes.len(), (sizes.len() + 2).min(8)] {
+            let coordinates = packed_coordinates(&[count as u32, n as u32]);
+            check_all::<f32>(&input, &coordinates, &format!("{sizes:?} {percent}% N={n}"));
+        }
+    }
+}
