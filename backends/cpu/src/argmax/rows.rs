@@ -71,6 +71,20 @@ impl<K> Default for RowsState<K> {
 /// INT64 took a third of its time.
 const CACHED_ROWS: usize = 4096;
 
+/// Appends rows `q0..q0 + len` of the walk over `reduced` to `rows`: (offset, index) in
+/// steps of one stride when `reduced` is one dimension (a loop the compiler vectorises), else
+/// through [`Walk`]. Listing the 4545 rows of each item of an INT64 `[344, 4545, 8]` (axis 1)
+/// through the walk took a quarter of its time.
+fn list_rows(rows: &mut Vec<Row>, reduced: &[Dim], q0: usize, len: usize) {
+    if let [dim] = reduced {
+        debug_assert!(q0 + len <= dim.size, "list_rows: rows past the dimension");
+        let (stride, index_stride) = (dim.stride, dim.index_stride);
+        rows.extend((q0..q0 + len).map(|q| (q * stride, (q * index_stride) as u32)));
+    } else {
+        rows.extend(Walk::new(reduced, q0, len).map(|at| (at.offset, at.index as u32)));
+    }
+}
+
 impl<K> RowsState<K> {
     /// The reduced index of lane `lane`'s maximum after the last fold.
     #[inline]
@@ -128,9 +142,7 @@ impl<K> RowsState<K> {
             let whole = q1 - q0 <= CACHED_ROWS;
             self.rows.clear();
             let len = if whole { q1 - q0 } else { CHUNK_ROWS };
-            let walk = Walk::new(reduced, q0, len);
-            self.rows
-                .extend(walk.map(|at| (at.offset, at.index as u32)));
+            list_rows(&mut self.rows, reduced, q0, len);
             self.rows_of = whole.then_some(key);
         }
         &self.rows
@@ -325,11 +337,8 @@ impl Job<'_> {
             if next >= q1 {
                 return;
             }
-            let walk = Walk::new(reduced, next, (q1 - next).min(CHUNK_ROWS));
             state.rows.clear();
-            state
-                .rows
-                .extend(walk.map(|at| (at.offset, at.index as u32)));
+            list_rows(&mut state.rows, reduced, next, (q1 - next).min(CHUNK_ROWS));
             next += state.rows.len();
         }
     }
