@@ -538,7 +538,10 @@ impl<'a> Sink<'a> {
         self.written += n;
         self.stage.copy_within(n..self.staged, 0);
         self.staged -= n;
-        self.settled -= n;
+        if self.swapped_columns.is_some() {
+            // Every staged row was traded above.
+            self.settled = self.staged;
+        }
     }
 
     /// Copies out what is staged and orders the streamed stores.
