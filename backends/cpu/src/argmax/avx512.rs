@@ -564,11 +564,19 @@ unsafe fn block_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
         j += 1;
     }
     let all = T::max512(T::max512(acc[0], acc[1]), T::max512(acc[2], acc[3]));
-    let half = T::max(
-        _mm512_castsi512_si256(all),
-        _mm512_extracti64x4_epi64::<1>(all),
-    );
-    (super::kernels::all_lanes_max::<T>(half), nan != 0)
+    (all_lanes_max512::<T>(all), nan != 0)
+}
+
+/// The maximum of the lanes of `v` (compare domain) in every lane of a 256-bit vector: its
+/// halves folded, then the AVX2 lane reduction.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn all_lanes_max512<T: Lanes>(v: __m512i) -> __m256i {
+    let half = T::max(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v));
+    all_lanes_max::<T>(half)
 }
 
 /// The byte offset of the first (or, with `LAST`, the last) element of the `n` bytes (at least
@@ -841,12 +849,7 @@ impl<T: Lanes> ShortRuns512<T> {
         if nan != 0 {
             return None;
         }
-        let all = T::max512(whole_max, rest_max);
-        let half = T::max(
-            _mm512_castsi512_si256(all),
-            _mm512_extracti64x4_epi64::<1>(all),
-        );
-        Some(super::kernels::all_lanes_max::<T>(half))
+        Some(all_lanes_max512::<T>(T::max512(whole_max, rest_max)))
     }
 
     /// The (run, element) of the first lane equal to `max` in runs `0..count` (the last with

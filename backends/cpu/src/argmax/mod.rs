@@ -261,6 +261,14 @@ impl<K: Ord + Copy + Default> Best<K> {
         }
     }
 
+    /// True when a group of elements whose greatest key is `max`, met after those already
+    /// offered, can hold a better element: a greater key, or an equal one at a better index
+    /// (with DECREASING, or when indices do not grow along the walk: not `monotonic`).
+    #[inline(always)]
+    fn may_change<const LAST: bool>(&self, max: K, monotonic: bool) -> bool {
+        !self.found || max > self.key || (max == self.key && (LAST || !monotonic))
+    }
+
     /// Takes `other`'s element if it is better.
     fn offer<const LAST: bool>(&mut self, other: Best<K>) {
         if other.found {

@@ -753,9 +753,7 @@ impl Job<'_> {
                 let count = group.min(hi - i);
                 let start = output.offset + at.offset + i * inner.stride;
                 let index = at.index + i * inner.index_stride;
-                let can_change = |max: T::Key| {
-                    !best.found || max > best.key || (max == best.key && (LAST || !monotonic))
-                };
+                let can_change = |max: T::Key| best.may_change::<LAST>(max, monotonic);
                 #[cfg(target_arch = "x86_64")]
                 if self.isa == Isa::Avx512 && monotonic {
                     // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW.
@@ -885,8 +883,7 @@ impl Job<'_> {
         best: &mut Best<T::Key>,
     ) {
         let monotonic = self.plan.monotonic;
-        let look = !best.found || max > best.key || (max == best.key && (LAST || !monotonic));
-        if !look {
+        if !best.may_change::<LAST>(max, monotonic) {
             return;
         }
         let bytes = |p: &Piece| &self.data[p.start * T::SIZE..(p.start + p.len) * T::SIZE];

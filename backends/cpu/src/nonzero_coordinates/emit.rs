@@ -410,10 +410,10 @@ struct Sink<'a> {
     /// The staging buffer (empty unless `stream`) and its bytes in use.
     stage: Vec<u8>,
     staged: usize,
-    /// [`RowShape`]'s columns to trade in every row, bytes per row, and the bytes at the
-    /// start of the stage whose rows have them traded already.
+    /// [`RowShape`]'s columns to trade in every row, its columns per row, and the bytes at
+    /// the start of the stage whose rows have them traded already.
     swapped_columns: Option<(usize, usize)>,
-    row_bytes: usize,
+    n: usize,
     settled: usize,
 }
 
@@ -430,7 +430,7 @@ impl<'a> Sink<'a> {
             },
             staged: 0,
             swapped_columns: shape.swapped_columns,
-            row_bytes: 4 * shape.n,
+            n: shape.n,
             settled: 0,
         }
     }
@@ -521,8 +521,7 @@ impl<'a> Sink<'a> {
     fn flush(&mut self, all: bool) {
         if let Some(columns) = self.swapped_columns {
             // Rows are staged whole, and `settled` ends on a row.
-            let n = self.row_bytes / 4;
-            swap_columns(&mut self.stage[self.settled..self.staged], n, columns);
+            swap_columns(&mut self.stage[self.settled..self.staged], self.n, columns);
             self.settled = self.staged;
         }
         let mut n = self.staged;
@@ -553,7 +552,7 @@ impl<'a> Sink<'a> {
             self.flush(true);
             stream_fence();
         } else if let Some(columns) = self.swapped_columns {
-            swap_columns(&mut self.out[..self.written], self.row_bytes / 4, columns);
+            swap_columns(&mut self.out[..self.written], self.n, columns);
         }
         assert_eq!(
             self.written,
