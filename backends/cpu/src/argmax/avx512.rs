@@ -17,8 +17,8 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::kernels::{
-    all_lanes_max, bytes_to_boundary, fold_rows_body, run_argmax_body, Avx2Prims, FoldVectors,
-    Piece, PortablePrims, Prims, Row, RunBlocks,
+    all_lanes_max, bytes_to_boundary, fold_rows_body, max_of_pieces, run_argmax_body, Avx2Prims,
+    FoldVectors, Piece, PortablePrims, Prims, Row, RunBlocks,
 };
 #[cfg(target_arch = "x86_64")]
 use super::lanes::Lanes;
@@ -565,6 +565,39 @@ unsafe fn block_max<T: Lanes>(p: *const u8, n: usize) -> (__m256i, bool) {
     }
     let all = T::max512(T::max512(acc[0], acc[1]), T::max512(acc[2], acc[3]));
     (all_lanes_max512::<T>(all), nan != 0)
+}
+
+/// [`super::kernels::block_max`] with AVX-512: the maximum key of the elements of `pieces`
+/// (at least one, none empty) of `data`, a NaN's key if one appears. Pieces of a vector or
+/// more go through [`block_max`], which reads them a line at a time and prefetches ahead;
+/// shorter ones through the AVX2 body. The AVX2 loop alone (no prefetch) held a reduction of
+/// every element of FLOAT32 {4096, 16384} on two Intel cores to the speed of one.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW, and AVX2; every piece must lie inside `data`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+pub(crate) unsafe fn pieces_max_avx512<T: Lanes>(data: &[u8], pieces: &[Piece]) -> T::Key {
+    let mut wide: Option<__m256i> = None;
+    let mut short = T::MIN_KEY;
+    for (i, piece) in pieces.iter().enumerate() {
+        let bytes = piece.len * T::SIZE;
+        if bytes < 64 {
+            short = short.max(max_of_pieces::<T>(data, &pieces[i..=i]));
+            continue;
+        }
+        let (max, nan) = block_max::<T>(data.as_ptr().add(piece.start * T::SIZE), bytes);
+        if nan {
+            return T::nan_key();
+        }
+        wide = Some(wide.map_or(max, |w| T::max(w, max)));
+    }
+    let Some(wide) = wide else {
+        return short;
+    };
+    let mut lanes = [0u8; 32];
+    _mm256_storeu_si256(lanes.as_mut_ptr().cast(), wide);
+    short.max(T::lane_key(&lanes[..T::SIZE]))
 }
 
 /// The maximum of the lanes of `v` (compare domain) in every lane of a 256-bit vector: its

@@ -207,6 +207,11 @@ pub(crate) fn block_max<T: Lanes>(isa: Isa, data: &[u8], pieces: &[Piece]) -> T:
                 "block_max: piece outside the input"
             );
         }
+        if isa == Isa::Avx512 {
+            // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW (and
+            // AVX2); every piece lies inside `data` (asserted above).
+            return unsafe { super::avx512::pieces_max_avx512::<T>(data, pieces) };
+        }
         // SAFETY: `Isa::avx2()` only holds when the CPU has AVX2; every piece lies inside
         // `data` (asserted above).
         return unsafe { block_max_avx2::<T>(data, pieces) };
@@ -653,7 +658,7 @@ unsafe fn block_max_avx2<T: Lanes>(data: &[u8], pieces: &[Piece]) -> T::Key {
 /// inside `data`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn max_of_pieces<T: Lanes>(data: &[u8], pieces: &[Piece]) -> T::Key {
+pub(crate) unsafe fn max_of_pieces<T: Lanes>(data: &[u8], pieces: &[Piece]) -> T::Key {
     let base = data.as_ptr();
     let mut acc = [T::lowest(); 4];
     let mut nan = _mm256_setzero_si256();
