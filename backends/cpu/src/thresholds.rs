@@ -104,28 +104,19 @@ pub const NONZERO_BLOCK_BYTES: usize = 64 << 10;
 
 /// NonZeroCoordinates: input elements per window (counted, then written, before the next; its
 /// nonzero bits, an eighth of a byte per element, stay in cache between the two passes).
-/// A multiple of [`NONZERO_MASK_GROUP`].
-pub const NONZERO_WINDOW: usize = 1 << 22;
+/// A multiple of [`NONZERO_MASK_GROUP`]. Each window is two parallel loops, and waking the
+/// pool's threads for one took tens of microseconds on a 2-core Intel Xeon virtual machine:
+/// there, 3e7 elements on two threads (medians of 21–25, alternated, 50 ms apart) took, with
+/// windows of 2^23 elements, UINT8 5 % 3.3 ms (2^22: similar; 2^25: 3.5), where the former
+/// pipelined windows (a chunk of 256 KiB per thread and one loop per window) took 5.7 ms;
+/// UINT8 50 % 8.4 ms (9.2), FLOAT32 5 % 7.1 ms (7.8 with 2^22).
+pub const NONZERO_WINDOW: usize = 1 << 23;
 
 /// NonZeroCoordinates on one thread with a packed input: input bytes per window. While a
 /// window's rows are written, the next window's input is prefetched into L2 (a slice
 /// per mask word), so that the memory reads overlap the row writing; a window this size
 /// stays in L2.
 pub const NONZERO_READ_AHEAD_BYTES: usize = 256 << 10;
-
-/// NonZeroCoordinates on several threads with a packed input: elements of at most this many
-/// bytes go through the pipelined windows (each task writes its rows, then counts the next
-/// window's chunk); wider ones through a parallel count pass, then a parallel write pass, per
-/// window. In the interleaved benchmark (two threads, 3e7 elements, one run of 12) UINT8
-/// gained (5 % 3.7 -> 3.1 ms, 50 % 9.8 -> 7.8 ms) while FLOAT32 lost (50 %: 12.4 ms in two
-/// passes, 15-18 ms pipelined), each window's parallel loop costing more than the overlap
-/// saves when a window holds a quarter as many elements.
-pub const NONZERO_PIPELINE_MAX_ELEMENT_BYTES: usize = 1;
-
-/// NonZeroCoordinates on several threads with a packed input: the most a window's chunk
-/// grows past [`NONZERO_READ_AHEAD_BYTES`] of input when its rows outweigh its input (a
-/// factor; 1 MiB per chunk still leaves half of a 2 MiB L2 free).
-pub const NONZERO_CHUNK_GROWTH: usize = 4;
 
 /// NonZeroCoordinates: elements per nonzero bit mask.
 pub const NONZERO_MASK_GROUP: usize = 64;

@@ -17,12 +17,11 @@
 //! The window's bits (an eighth of a byte per element) stay in cache between the two passes,
 //! so the input is read once. On one thread with a packed input, windows are small
 //! ([`NONZERO_READ_AHEAD_BYTES`]) and the next window's input is prefetched while the rows of
-//! this one are written, so that reading and writing overlap instead of taking turns; on
-//! several threads with a packed input of 1-byte elements likewise, a chunk per thread: each
-//! task writes its chunk's rows, then counts its chunk of the next window
-//! ([`Job::write_pipelined`]), one parallel loop per window. No task waits for another: the
-//! passes are plain rayon parallel loops, so an oversubscribed machine (more runnable threads
-//! than cores) slows them down but cannot chain waits.
+//! this one are written, so that reading and writing overlap instead of taking turns. On
+//! several threads, windows are large ([`NONZERO_WINDOW`]): each parallel loop costs a wake-up
+//! of the pool's threads, which on a virtual machine took tens of microseconds. No task waits
+//! for another: the passes are plain rayon parallel loops, so an oversubscribed machine (more
+//! runnable threads than cores) slows them down but cannot chain waits.
 //!
 //! Rows are written by [`emit`]: the coordinates of a run of the innermost dimension are
 //! followed incrementally (a division only when a set bit lies past the current run), so a
@@ -43,10 +42,7 @@ use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
-use crate::thresholds::{
-    NONZERO_BLOCK_BYTES, NONZERO_CHUNK_GROWTH, NONZERO_PIPELINE_MAX_ELEMENT_BYTES,
-    NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW,
-};
+use crate::thresholds::{NONZERO_BLOCK_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW};
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
@@ -334,9 +330,6 @@ impl Job<'_> {
         let packed = self.input.is_packed();
         let shape = RowShape::new(self.input.sizes(), self.n);
         let stream = self.input.count * self.n * 4 >= self.tuning.stream_min;
-        if parallel && packed && T::SIZE <= NONZERO_PIPELINE_MAX_ELEMENT_BYTES {
-            return self.write_pipelined::<T>(&shape, out, stream);
-        }
         // One thread on a packed input reads the next window ahead while writing rows.
         let read_ahead = !parallel && packed;
         let window = if read_ahead {
@@ -377,72 +370,6 @@ impl Job<'_> {
                 count
             };
             start = end;
-        }
-        total
-    }
-
-    /// [`Job::write_all`] on several threads with a packed input of elements of at most
-    /// [`NONZERO_PIPELINE_MAX_ELEMENT_BYTES`]: windows of one chunk per
-    /// thread. One parallel loop per window, whose task `c` writes the rows of chunk `c` (its
-    /// bits and row count known from the previous loop) while prefetching chunk `c` of the
-    /// next window into L2, then computes that chunk's bits and count from cache. Each thread
-    /// thus reads and writes at once, as one thread does in [`Job::write_all`], and no task
-    /// waits for another. Chunks start at [`NONZERO_READ_AHEAD_BYTES`] of input and grow with
-    /// the rows a window had ([`next_chunk`]).
-    fn write_pipelined<T: Zero>(&self, shape: &RowShape, out: &mut [u8], stream: bool) -> usize {
-        let len = self.input.count;
-        let base = (NONZERO_READ_AHEAD_BYTES / T::SIZE)
-            .next_multiple_of(GROUP)
-            .min(self.tuning.window);
-        let tasks = threads();
-        let words = base * NONZERO_CHUNK_GROWTH / GROUP;
-        // The bits and row counts of the window being written, and of the next one.
-        let mut bits = vec![0u64; words * tasks];
-        let mut next_bits = vec![0u64; words * tasks];
-        let mut counts = vec![0usize; tasks];
-        let mut next_counts = vec![0usize; tasks];
-        // Chunk `c` of the window from `start` to `end`, of `chunk` elements each.
-        let chunk_of = |c: usize, (start, end, chunk): (usize, usize, usize)| {
-            let from = (start + c * chunk).min(end);
-            (from, (from + chunk).min(end))
-        };
-        // The bits of chunk `c` of a window into `words`; returns its row count.
-        let count_chunk = |c: usize, window, words: &mut [u64]| {
-            let (from, to) = chunk_of(c, window);
-            self.masks::<T>(from, to, &mut words[..(to - from).div_ceil(GROUP)])
-        };
-        let mut window = (0, (base * tasks).min(len), base);
-        bits.par_chunks_mut(words)
-            .zip(counts.par_iter_mut())
-            .enumerate()
-            .for_each(|(c, (words, count))| *count = count_chunk(c, window, words));
-        let row_bytes = self.n * 4;
-        let kernel = self.tuning.rows;
-        let mut total = 0;
-        let mut rest = out;
-        while window.0 < len {
-            let rows: usize = counts.iter().sum();
-            let chunk = next_chunk(base, rows * row_bytes, (window.1 - window.0) * T::SIZE);
-            let next = (window.1, (window.1 + chunk * tasks).min(len), chunk);
-            let (regions, tail) = split_rows(std::mem::take(&mut rest), &counts, row_bytes);
-            rest = tail;
-            bits.par_chunks(words)
-                .zip(next_bits.par_chunks_mut(words))
-                .zip(regions)
-                .zip(next_counts.par_iter_mut())
-                .enumerate()
-                .for_each(|(c, (((words, next_words), rows), next_count))| {
-                    let (from, to) = chunk_of(c, window);
-                    let (next_from, next_to) = chunk_of(c, next);
-                    let ahead = &self.data[next_from * T::SIZE..next_to * T::SIZE];
-                    let words = &words[..(to - from).div_ceil(GROUP)];
-                    emit::write_rows(shape, kernel, words, from, rows, stream, ahead);
-                    *next_count = count_chunk(c, next, next_words);
-                });
-            total += rows;
-            std::mem::swap(&mut bits, &mut next_bits);
-            std::mem::swap(&mut counts, &mut next_counts);
-            window = next;
         }
         total
     }
@@ -528,20 +455,6 @@ fn split_rows<'o>(
         rest = tail;
     }
     (regions, rest)
-}
-
-/// Elements per chunk of [`Job::write_pipelined`]'s next window, from the last window's
-/// `written` bytes of rows and `read` bytes of input: `base`, doubled when the rows reach four
-/// times the input and again at eight, up to [`NONZERO_CHUNK_GROWTH`] times `base`. Measured
-/// on two threads (3e7 elements, medians of 10): sparse rows ran fastest with short windows
-/// (FLOAT32 5 % 7.7 ms in the two-pass windows, 6.2 ms pipelined), dense ones with long ones
-/// (UINT8 50 %: 9.1 ms with `base` throughout, 8.3 ms with this rule; two-pass 9.0 ms).
-fn next_chunk(base: usize, written: usize, read: usize) -> usize {
-    let mut chunk = base;
-    while chunk < base * NONZERO_CHUNK_GROWTH && written / 4 >= read.saturating_mul(chunk / base) {
-        chunk *= 2;
-    }
-    chunk
 }
 
 /// The nonzero masks of the `masks.len()` whole groups at the start of `bytes`: AVX-512 tests
