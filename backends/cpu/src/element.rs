@@ -180,6 +180,13 @@ pub(crate) trait OneHotIndex: Element {
     /// from the end (-1 is the last position); without it, a negative index is out of range.
     /// Values are compared at full width, never truncated.
     fn position(self, depth: u64, from_end: bool) -> Option<u64>;
+
+    /// [`OneHotIndex::position`] without a branch, for vectorised loops: a value below
+    /// `depth` is the position, any other means out of range. A negative index counting from
+    /// the end has `depth` added (wrapping: below `-depth` it stays far above any depth);
+    /// otherwise a negative index reads as a huge unsigned value. `depth` must be at most
+    /// 2^63, which every depth a one-hot output can hold is.
+    fn offset_in_sequence(self, depth: u64, from_end: bool) -> u64;
 }
 
 macro_rules! unsigned_index {
@@ -189,6 +196,11 @@ macro_rules! unsigned_index {
             fn position(self, depth: u64, _from_end: bool) -> Option<u64> {
                 let index = u64::from(self);
                 (index < depth).then_some(index)
+            }
+
+            #[inline(always)]
+            fn offset_in_sequence(self, _depth: u64, _from_end: bool) -> u64 {
+                u64::from(self)
             }
         }
     )*};
@@ -209,6 +221,13 @@ macro_rules! signed_index {
                 } else {
                     None
                 }
+            }
+
+            #[inline(always)]
+            fn offset_in_sequence(self, depth: u64, from_end: bool) -> u64 {
+                let index = i64::from(self);
+                let shift = if from_end && index < 0 { depth } else { 0 };
+                (index as u64).wrapping_add(shift)
             }
         }
     )*};
@@ -240,6 +259,46 @@ from_index!(u32, i32, u64, i64);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `offset_in_sequence` is below `depth` exactly when `position` is `Some`, and then equal.
+    fn offsets_agree<I: OneHotIndex + std::fmt::Debug>(values: &[I]) {
+        for depth in [1u64, 2, 3, 64, 1000, 1 << 40] {
+            for from_end in [false, true] {
+                for &v in values {
+                    let offset = v.offset_in_sequence(depth, from_end);
+                    let expected = v.position(depth, from_end);
+                    let got = (offset < depth).then_some(offset);
+                    assert_eq!(got, expected, "{v:?} depth {depth} from_end {from_end}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn branch_free_offsets_match_positions() {
+        offsets_agree(&[
+            i64::MIN,
+            i64::MIN + 1,
+            -(1 << 40) - 1,
+            -1001,
+            -65,
+            -64,
+            -3,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            63,
+            64,
+            999,
+            1000,
+            i64::MAX,
+        ]);
+        offsets_agree(&[i32::MIN, -1001, -1000, -64, -2, -1, 0, 1, 63, 64, i32::MAX]);
+        offsets_agree(&[0u64, 1, 2, 63, 64, 1000, 1 << 40, u64::MAX - 63, u64::MAX]);
+        offsets_agree(&[0u32, 1, 63, 64, 999, 1000, u32::MAX]);
+    }
 
     #[test]
     fn float_keys_order_like_numbers() {

@@ -152,6 +152,18 @@ pub const STREAM_MIN_BYTES: usize = 4 << 20;
 /// the longest row segment of the select kernel.
 pub const ONE_HOT_POSITION_BLOCK: usize = 1024;
 
+/// OneHot, Axis last: depths up to this build each 64-byte line from the positions of its
+/// rows ([`crate::one_hot`]'s line kernel, AVX-512 VBMI); at most 64 (a byte permute's lanes).
+pub const ONE_HOT_LINES_MAX_DEPTH: usize = 64;
+
+/// OneHot: outputs shorter than this do not use the line kernel (its tables, up to 8 KiB, are
+/// built per call).
+pub const ONE_HOT_LINES_MIN_BYTES: usize = 4 << 10;
+
+/// OneHot line kernel: positions of this many rows are resolved at a time, a byte each, into a
+/// buffer on the stack.
+pub const ONE_HOT_LINES_BLOCK_ROWS: usize = 4096;
+
 /// OneHot: outputs whose inner run (the product of the sizes after the Axis) is at most this
 /// long are written by scattering each sequence's OnValue over OffValue; longer runs compare
 /// each element's position with its Axis coordinate, a row segment at a time.

@@ -31,6 +31,8 @@
 //! [`stream_rows`] serve CPUs without AVX2. Both kernels are compiled a second time for AVX2.
 //! Strided outputs are produced packed, then scattered ([`write_packed`]).
 
+mod lines;
+
 use crate::element::{Element, OneHotIndex};
 use crate::parallel::{for_each_chunk_mut, map_ranges, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::{copy_streaming, stream_fence, Isa, LineStreamer};
@@ -117,6 +119,8 @@ pub(crate) struct Indices<'a> {
     from_end: bool,
     /// The resolver for the index data type.
     resolve: fn(&Indices<'a>, usize, &mut [u32]),
+    /// The byte-position resolver for the index data type ([`Indices::byte_positions`]).
+    narrow: fn(&Indices<'a>, usize, &mut [u8]),
 }
 
 impl<'a> Indices<'a> {
@@ -129,11 +133,15 @@ impl<'a> Indices<'a> {
         depth: u64,
         from_end: bool,
     ) -> Result<Indices<'a>, BackendError> {
-        let resolve: fn(&Indices<'a>, usize, &mut [u32]) = match data_type {
-            DataType::Uint32 => resolve::<u32> as fn(&Indices<'a>, usize, &mut [u32]),
-            DataType::Uint64 => resolve::<u64> as fn(&Indices<'a>, usize, &mut [u32]),
-            DataType::Int32 => resolve::<i32> as fn(&Indices<'a>, usize, &mut [u32]),
-            DataType::Int64 => resolve::<i64> as fn(&Indices<'a>, usize, &mut [u32]),
+        type Resolvers<'a> = (
+            fn(&Indices<'a>, usize, &mut [u32]),
+            fn(&Indices<'a>, usize, &mut [u8]),
+        );
+        let (resolve, narrow): Resolvers<'a> = match data_type {
+            DataType::Uint32 => (resolve::<u32>, lines::byte_positions::<u32>),
+            DataType::Uint64 => (resolve::<u64>, lines::byte_positions::<u64>),
+            DataType::Int32 => (resolve::<i32>, lines::byte_positions::<i32>),
+            DataType::Int64 => (resolve::<i64>, lines::byte_positions::<i64>),
             other => return Err(internal(format!("{other} is not a OneHot index type"))),
         };
         Ok(Indices {
@@ -142,6 +150,7 @@ impl<'a> Indices<'a> {
             depth,
             from_end,
             resolve,
+            narrow,
         })
     }
 
@@ -155,6 +164,14 @@ impl<'a> Indices<'a> {
     #[inline]
     fn positions(&self, first: usize, out: &mut [u32]) {
         (self.resolve)(self, first, out)
+    }
+
+    /// As [`Indices::positions`] for a depth of at most 255, one byte per position and 0xFF
+    /// for an index outside the sequence.
+    #[inline]
+    fn byte_positions(&self, first: usize, out: &mut [u8]) {
+        debug_assert!(self.depth < 0xFF);
+        (self.narrow)(self, first, out)
     }
 }
 
@@ -286,6 +303,8 @@ struct Fill<'i, 'a, V> {
     on: V,
     off: V,
     isa: Isa,
+    /// The line kernel's tables when it writes this output ([`lines`]).
+    lines: Option<lines::LineTables>,
 }
 
 /// The packed one-hot fill for one element size: the scatter kernel for short inner runs,
@@ -307,6 +326,13 @@ fn fill<V: Value>(
         on,
         off,
         isa: mode.isa,
+        lines: lines::LineTables::for_output(
+            mode.isa,
+            shape.inner,
+            shape.depth,
+            V::SIZE,
+            out.len(),
+        ),
     };
     if shape.inner <= ONE_HOT_SCATTER_MAX_INNER {
         for_each_chunk_mut(out, TASK_ELEMENTS * V::SIZE, mode.parallel, |c, chunk| {
@@ -322,6 +348,18 @@ fn fill<V: Value>(
 /// Writes the output elements `first..` that `chunk` holds, a stage-sized piece at a time.
 fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], stream: bool) {
     let piece = ONE_HOT_STAGE_BYTES / V::SIZE;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(tables) = &f.lines {
+        if !stream || (chunk.as_ptr() as usize).is_multiple_of(V::SIZE) {
+            // SAFETY: the tables exist only when the CPU has AVX-512 F, BW and VBMI; a
+            // streamed chunk's elements are aligned to their size.
+            unsafe { lines::write_lines(f, tables, first, chunk, stream) };
+            if stream {
+                stream_fence();
+            }
+            return;
+        }
+    }
     let mut cache = PositionCache::new(sequences_touched(f.shape, first, chunk.len() / V::SIZE));
     if !stream {
         for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
@@ -1239,7 +1277,9 @@ mod tests {
     use super::{fill_sized, Indices, Mode, OneHotShape};
     use crate::simd::Isa;
     use crate::strided::Layout;
-    use crate::thresholds::{ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER, TASK_ELEMENTS};
+    use crate::thresholds::{
+        ONE_HOT_LINES_BLOCK_ROWS, ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER, TASK_ELEMENTS,
+    };
 
     /// splitmix64, for reproducible test data.
     struct Rng(u64);
@@ -1407,8 +1447,18 @@ mod tests {
             // Many sequences per piece: several blocks of positions.
             (3 * ONE_HOT_POSITION_BLOCK + 5, 1, 1),
             (ONE_HOT_POSITION_BLOCK + 1, 3, 2),
+            // Shallow Axis-last outputs of at least ONE_HOT_LINES_MIN_BYTES: the line kernel
+            // (AVX-512 VBMI), every phase, and several blocks of rows.
+            (3 * ONE_HOT_LINES_BLOCK_ROWS + 77, 1, 1),
+            (2500, 2, 1),
+            (1501, 3, 1),
+            (700, 7, 1),
+            (300, 16, 1),
+            (150, 33, 1),
+            (67, 63, 1),
             // Several tasks.
             (TASK_ELEMENTS / 64 + 7, 64, 1),
+            (TASK_ELEMENTS / 3 + 7, 3, 1),
             (3, TASK_ELEMENTS / 40 + 1, 13),
         ] {
             check_shape(&mut rng, outer, depth, inner);
