@@ -161,8 +161,11 @@ pub const ONE_HOT_LINES_MAX_DEPTH: usize = 64;
 pub const ONE_HOT_LINES_MIN_BYTES: usize = 4 << 10;
 
 /// OneHot line kernel: positions of this many rows are resolved at a time, a byte each, into a
-/// buffer on the stack.
-pub const ONE_HOT_LINES_BLOCK_ROWS: usize = 4096;
+/// buffer on the stack, and packed indices are read ahead (prefetched) by as many rows. On the
+/// Intel Xeon of round 20, one thread, INT64 -> FLOAT32 depth 2 with 11.5 M indices: 11.6 ms
+/// with 4096 rows, 10.9 with 2048, 10.3 with 1024, 10.5 with 512 (13.4 with 4096 and no
+/// read-ahead).
+pub const ONE_HOT_LINES_BLOCK_ROWS: usize = 1024;
 
 /// OneHot: outputs whose inner run (the product of the sizes after the Axis) is at most this
 /// long are written by scattering each sequence's OnValue over OffValue; longer runs compare

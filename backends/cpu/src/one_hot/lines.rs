@@ -16,7 +16,7 @@
 
 use super::{Fill, Indices, Value};
 use crate::element::OneHotIndex;
-use crate::simd::Isa;
+use crate::simd::{prefetch_ahead, Isa};
 use crate::thresholds::{
     ONE_HOT_LINES_BLOCK_ROWS as BLOCK_ROWS, ONE_HOT_LINES_MAX_DEPTH, ONE_HOT_LINES_MIN_BYTES,
 };
@@ -221,6 +221,10 @@ struct RowPositions<'i, 'a> {
     first: usize,
     held_end: usize,
     block: [u8; BLOCK_ROWS + 64],
+    /// Packed indices' bytes and bytes per index, read ahead of the block in use.
+    packed: Option<(&'a [u8], usize)>,
+    /// The first row not yet read ahead.
+    read_ahead: usize,
 }
 
 impl<'i, 'a> RowPositions<'i, 'a> {
@@ -232,6 +236,8 @@ impl<'i, 'a> RowPositions<'i, 'a> {
             first: 0,
             held_end: 0,
             block: [NO_BYTE_POSITION; BLOCK_ROWS + 64],
+            packed: indices.packed_bytes(),
+            read_ahead: 0,
         }
     }
 
@@ -247,6 +253,16 @@ impl<'i, 'a> RowPositions<'i, 'a> {
             let len = (self.end - row).min(BLOCK_ROWS);
             self.indices.byte_positions(row, &mut self.block[..len]);
             (self.first, self.held_end) = (row, row + len);
+            self.read_ahead = self.read_ahead.max(self.held_end);
+        }
+        if let Some((data, size)) = self.packed {
+            // The indices of the next block start arriving while this one's lines are
+            // written (non-temporal stores and the hardware prefetcher compete otherwise).
+            let target = (row + BLOCK_ROWS).min(self.end);
+            while self.read_ahead < target {
+                prefetch_ahead(data.as_ptr(), self.read_ahead * size);
+                self.read_ahead += 64 / size;
+            }
         }
         // `row - first` is at most BLOCK_ROWS - 64 when a full block holds the window, and
         // below the block's length otherwise, so 64 bytes from it lie in `block`.

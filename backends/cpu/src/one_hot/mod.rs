@@ -14,6 +14,11 @@
 //!   stores), then the OnValue of every sequence whose element `(o·depth + position)·inner + x`
 //!   falls in the piece is stored over it: the work is one store per 32 bytes plus one per
 //!   sequence, whatever the depth.
+//! - **Lines** ([`lines`], Axis last with a depth of at most
+//!   [`ONE_HOT_LINES_MAX_DEPTH`](crate::thresholds::ONE_HOT_LINES_MAX_DEPTH), AVX-512 VBMI):
+//!   each 64-byte line is built in registers from the positions of the rows it covers (a byte
+//!   permute, a compare and a blend), the positions resolved a block of rows at a time into
+//!   bytes. Where it runs, it replaces the scatter kernel.
 //! - **Select** (longer inner runs, e.g. Axis 0): each output row `(o, a)` holds OnValue where
 //!   `position(o, x) == a`. Work is cut into rectangles `o × a-range × x-range`; a block of
 //!   positions is resolved once per x-block and reused by every row of the rectangle
@@ -121,6 +126,8 @@ pub(crate) struct Indices<'a> {
     resolve: fn(&Indices<'a>, usize, &mut [u32]),
     /// The byte-position resolver for the index data type ([`Indices::byte_positions`]).
     narrow: fn(&Indices<'a>, usize, &mut [u8]),
+    /// Bytes per index.
+    element_size: usize,
 }
 
 impl<'a> Indices<'a> {
@@ -151,6 +158,7 @@ impl<'a> Indices<'a> {
             from_end,
             resolve,
             narrow,
+            element_size: data_type.size_in_bytes(),
         })
     }
 
@@ -164,6 +172,13 @@ impl<'a> Indices<'a> {
     #[inline]
     fn positions(&self, first: usize, out: &mut [u32]) {
         (self.resolve)(self, first, out)
+    }
+
+    /// The indices' bytes and the bytes per index when they lie packed in row-major order from
+    /// offset 0 (sequence `s` at byte `s * size`).
+    fn packed_bytes(&self) -> Option<(&'a [u8], usize)> {
+        let packed = self.nest.dims().len() <= 1 && self.nest.inner_strides() == [1];
+        packed.then_some((self.data, self.element_size))
     }
 
     /// As [`Indices::positions`] for a depth of at most 255, one byte per position and 0xFF
@@ -1449,7 +1464,7 @@ mod tests {
             (ONE_HOT_POSITION_BLOCK + 1, 3, 2),
             // Shallow Axis-last outputs of at least ONE_HOT_LINES_MIN_BYTES: the line kernel
             // (AVX-512 VBMI), every phase, and several blocks of rows.
-            (3 * ONE_HOT_LINES_BLOCK_ROWS + 77, 1, 1),
+            (5 * ONE_HOT_LINES_BLOCK_ROWS + 77, 1, 1),
             (2500, 2, 1),
             (1501, 3, 1),
             (700, 7, 1),
