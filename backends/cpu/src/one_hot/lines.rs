@@ -273,22 +273,13 @@ impl<'i, 'a> RowPositions<'i, 'a> {
 /// [`Indices::byte_positions`] for indices of type `I`: each contiguous run of indices
 /// through [`byte_positions_run`], others one at a time.
 pub(super) fn byte_positions<I: OneHotIndex>(indices: &Indices<'_>, first: usize, out: &mut [u8]) {
-    let [step] = indices.nest.inner_strides();
     let (depth, from_end) = (indices.depth, indices.from_end);
-    indices
-        .nest
-        .rows(first, first + out.len(), |flat, [offset], len, _| {
-            let out = &mut out[flat - first..flat - first + len];
-            if step == 1 {
-                let bytes = &indices.data[offset * I::SIZE..(offset + len) * I::SIZE];
-                byte_positions_run::<I>(bytes, out, depth, from_end);
-            } else {
-                for (j, slot) in out.iter_mut().enumerate() {
-                    let index = I::read(&indices.data[(offset + j * step) * I::SIZE..]);
-                    *slot = byte_position(index, depth, from_end);
-                }
-            }
-        });
+    indices.map_runs::<I, u8>(
+        first,
+        out,
+        |bytes, out| byte_positions_run::<I>(bytes, out, depth, from_end),
+        |index| byte_position(index, depth, from_end),
+    );
 }
 
 /// The byte positions of the packed indices `bytes` into `out`: through AVX-512 where the CPU

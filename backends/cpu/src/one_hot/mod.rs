@@ -192,7 +192,6 @@ impl<'a> Indices<'a> {
 
 /// [`Indices::positions`] for indices of type `I`.
 fn resolve<I: OneHotIndex>(indices: &Indices<'_>, first: usize, out: &mut [u32]) {
-    let [step] = indices.nest.inner_strides();
     let (depth, from_end) = (indices.depth, indices.from_end);
     let position = |index: I| {
         index
@@ -200,21 +199,43 @@ fn resolve<I: OneHotIndex>(indices: &Indices<'_>, first: usize, out: &mut [u32])
             .and_then(|p| u32::try_from(p).ok())
             .unwrap_or(NO_POSITION)
     };
-    indices
-        .nest
-        .rows(first, first + out.len(), |flat, [offset], len, _| {
-            let out = &mut out[flat - first..flat - first + len];
-            if step == 1 {
-                let bytes = &indices.data[offset * I::SIZE..(offset + len) * I::SIZE];
-                for (slot, b) in out.iter_mut().zip(bytes.chunks_exact(I::SIZE)) {
-                    *slot = position(I::read(b));
-                }
-            } else {
-                for (j, slot) in out.iter_mut().enumerate() {
-                    *slot = position(I::read(&indices.data[(offset + j * step) * I::SIZE..]));
-                }
+    indices.map_runs::<I, u32>(
+        first,
+        out,
+        |bytes, out| {
+            for (slot, b) in out.iter_mut().zip(bytes.chunks_exact(I::SIZE)) {
+                *slot = position(I::read(b));
             }
-        });
+        },
+        position,
+    );
+}
+
+impl Indices<'_> {
+    /// Maps the indices of sequences `first..first + out.len()` (of type `I`) into `out`:
+    /// each packed run of them by `packed(bytes, out)`, each index of a strided run by
+    /// `single`.
+    #[inline(always)]
+    fn map_runs<I: OneHotIndex, T>(
+        &self,
+        first: usize,
+        out: &mut [T],
+        mut packed: impl FnMut(&[u8], &mut [T]),
+        single: impl Fn(I) -> T,
+    ) {
+        let [step] = self.nest.inner_strides();
+        self.nest
+            .rows(first, first + out.len(), |flat, [offset], len, _| {
+                let out = &mut out[flat - first..flat - first + len];
+                if step == 1 {
+                    packed(&self.data[offset * I::SIZE..(offset + len) * I::SIZE], out);
+                } else {
+                    for (j, slot) in out.iter_mut().enumerate() {
+                        *slot = single(I::read(&self.data[(offset + j * step) * I::SIZE..]));
+                    }
+                }
+            });
+    }
 }
 
 /// The `outer × depth × inner` view of a one-hot output.
