@@ -340,7 +340,7 @@ struct Fill<'i, 'a, V> {
     off: V,
     isa: Isa,
     /// The line kernel's tables when it writes this output ([`lines`]).
-    lines: Option<lines::LineTables>,
+    lines: Option<&'static lines::LineTables>,
 }
 
 /// The packed one-hot fill for one element size: the scatter kernel for short inner runs,
@@ -385,7 +385,7 @@ fn fill<V: Value>(
 fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], stream: bool) {
     let piece = ONE_HOT_STAGE_BYTES / V::SIZE;
     #[cfg(target_arch = "x86_64")]
-    if let Some(tables) = &f.lines {
+    if let Some(tables) = f.lines {
         if !stream || (chunk.as_ptr() as usize).is_multiple_of(V::SIZE) {
             // SAFETY: the tables exist only when the CPU has AVX-512 F, BW and VBMI; a
             // streamed chunk's elements are aligned to their size.
