@@ -85,42 +85,7 @@ fn one_hot_cases() -> Vec<Draft> {
     )
     .at(dml("2_0"))
     .tags(&["large", "scale"])
-    .exercises(&["ONE_HOT.SEQUENCE", "ONE_HOT.INDEX_RELATIVE", "ONE_HOT.OUT_OF_RANGE_INDEX"]),
-    one_hot_draft(
-        "shallow_axis_last_many_rows",
-        "FLOAT32 output {1,1,1537,3} on Axis 3 (18 KiB, 1,537 rows of 3): a shallow Axis-last output past 4 KiB and 1,024 rows, where a CPU may build whole 64-byte lines from blocks of rows; indices from the end and out of range in every phase of a line.",
-        DataType::Int32,
-        shallow_indices(1537, &[0, 1, 2, -1, -2, -3, 5, 2, 0, i128::from(i32::MAX), 1]),
-        off_on(DataType::Float32, 4, Value::Float(0.25), Value::Float(-3.5)),
-        &[1, 1, 1537, 3],
-        3,
-    )
-    .at(dml("3_0"))
-    .tags(&["large", "scale"])
-    .exercises(&["ONE_HOT.SEQUENCE", "ONE_HOT.INDEX_RELATIVE", "ONE_HOT.NEGATIVE_INDICES", "ONE_HOT.OUT_OF_RANGE_INDEX"]),
-    one_hot_draft(
-        "depth_one_many_rows",
-        "UINT8 output {1,1,4500,1} on Axis 3 (depth 1, 4,500 rows): each row is OnValue for index 0 and OffValue for an index past the end.",
-        DataType::Uint32,
-        shallow_indices(4500, &[0, 0, 2, 0, 7, 0, 0, i128::from(u32::MAX), 0, 3]),
-        off_on(DataType::Uint8, 4, Value::Int(17), Value::Int(200)),
-        &[1, 1, 4500, 1],
-        3,
-    )
-    .at(dml("2_1"))
-    .tags(&["large", "scale"])
     .exercises(&["ONE_HOT.SEQUENCE", "ONE_HOT.INDEX_RELATIVE", "ONE_HOT.OUT_OF_RANGE_INDEX"])]
-}
-
-/// `count` indices cycling through `pattern` with a stride coprime to its length, so that
-/// each value meets every row phase of a 64-byte line. The patterns hold no index equal to
-/// the depth nor below minus the depth (the silent ONE_HOT.INDEX_EQUAL_TO_SIZE and
-/// ONE_HOT.INDEX_BELOW_MINUS_SIZE), so the cases stay required.
-fn shallow_indices(count: usize, pattern: &[i128]) -> Vec<Value> {
-    let picks: Vec<i128> = (0..count)
-        .map(|i| pattern[(i * 7 + i / 13) % pattern.len()])
-        .collect();
-    ints(&picks)
 }
 
 /// Sequences of the outer-axis case above the dispatch limit.
