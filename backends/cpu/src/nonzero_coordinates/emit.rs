@@ -7,8 +7,13 @@
 //! per mask byte with permutes and blends ([`dense_avx2`]); sparse ones write eight rows
 //! whatever their bit count ([`sparse_batch`]) where there is room, else loop over their bits.
 //! Under AVX-512, consecutive words that lie wholly inside one run go through one tight loop
-//! ([`run_words_avx512`]) with the template and permute tables held in registers.
+//! ([`run_words_avx512`]) with the template and permute tables held in registers, and runs
+//! shorter than a word are not followed one by one: their coordinates are computed in
+//! vectors ([`super::short_runs`]).
 
+#[cfg(target_arch = "x86_64")]
+use super::short_runs::short_runs_avx512;
+use super::short_runs::Levels;
 use super::GROUP;
 use crate::simd::{copy_streaming, prefetch_ahead, stream_fence, Isa};
 use crate::strided::MAX_DIMS;
@@ -247,16 +252,18 @@ fn rows_body<const N: usize, const KERNEL: u8>(
     let mut cursor = Cursor::new(shape, start);
     let mut lanes = Lanes::<N>::new();
     let mut sink = Sink::new(out, stream, shape);
+    // Runs shorter than a word: their coordinates are computed, not followed run by run.
+    let short_runs = (KERNEL >= AVX512 && shape.inner < GROUP)
+        .then(|| Levels::new(&shape.sizes[..shape.rank], N))
+        .flatten();
     let mut w = 0;
     while w < words.len() {
         let word = words[w];
         let base = start + w * GROUP;
-        if KERNEL >= AVX512 && word != 0 && shape.inner < GROUP {
-            let done = sink.run_words::<N, KERNEL>(&words[w..], base, &mut cursor, true, |k| {
-                read_ahead(w + k)
-            });
+        if let (Some(levels), true) = (&short_runs, word != 0) {
+            let done =
+                sink.short_runs::<N, KERNEL>(&words[w..], base, levels, |k| read_ahead(w + k));
             if done > 0 {
-                lanes.stale = true;
                 w += done;
                 continue;
             }
@@ -267,13 +274,9 @@ fn rows_body<const N: usize, const KERNEL: u8>(
             }
             if base + GROUP <= cursor.run_end {
                 let inside = ((cursor.run_end - base) / GROUP).min(words.len() - w);
-                let done = sink.run_words::<N, KERNEL>(
-                    &words[w..w + inside],
-                    base,
-                    &mut cursor,
-                    false,
-                    |k| read_ahead(w + k),
-                );
+                let done = sink.run_words::<N, KERNEL>(&words[w..w + inside], base, &cursor, |k| {
+                    read_ahead(w + k)
+                });
                 if done > 0 {
                     w += done;
                     continue;
@@ -461,42 +464,61 @@ impl<'a> Sink<'a> {
         *at += bytes;
     }
 
-    /// Appends the rows of consecutive words (word `k`'s bit `j` is element `start + 64 k + j`),
-    /// calling `before(k)` before word `k`: words wholly inside `cursor`'s run
-    /// ([`run_words_avx512`]: one tight loop with the template and tables in registers), or,
-    /// when `narrow`, words of runs shorter than a word, moving `cursor` across them
-    /// ([`narrow_runs_avx512`]). Returns how many words it took (from the first, none when
-    /// there is too little room left, which the caller then handles word by word). Only the
-    /// AVX-512 kernels reach this, instead of the cursor and room checks per word.
+    /// Appends the rows of consecutive words wholly inside `cursor`'s run (word `k`'s bit `j`
+    /// is element `start + 64 k + j`), calling `before(k)` before word `k`, in one tight loop
+    /// with the template and tables in registers ([`run_words_avx512`]). Returns how many
+    /// words it took (from the first, none when there is too little room left, which the
+    /// caller then handles word by word). Only the AVX-512 kernels reach this, instead of the
+    /// cursor and room checks per word.
     #[inline(always)]
     fn run_words<const N: usize, const KERNEL: u8>(
         &mut self,
         words: &[u64],
         start: usize,
-        cursor: &mut Cursor,
-        narrow: bool,
+        cursor: &Cursor,
         before: impl FnMut(usize),
     ) -> usize {
         let (region, at) = self.room(GROUP * 4 * N + 64 * N);
         #[cfg(target_arch = "x86_64")]
         if KERNEL >= AVX512 {
             let (dst, room, vbmi2) = (region.as_mut_ptr(), region.len(), KERNEL == AVX512_VBMI2);
+            let first = (start - cursor.run_start) as u32;
             // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
-            // AVX-512 F, and VBMI2 with `AVX512_VBMI2`); both kernels write a word only while
+            // AVX-512 F, and VBMI2 with `AVX512_VBMI2`); the kernel writes a word only while
             // a whole word's rows and the overrun fit in `region`.
             let (done, bytes) = unsafe {
-                if narrow {
-                    narrow_runs_avx512::<N>(dst, room, words, start, cursor, vbmi2, before)
-                } else {
-                    let first = (start - cursor.run_start) as u32;
-                    let template = &cursor.template;
-                    run_words_avx512::<N>(dst, room, words, first, template, vbmi2, before)
-                }
+                run_words_avx512::<N>(dst, room, words, first, &cursor.template, vbmi2, before)
             };
             *at += bytes;
             return done;
         }
-        let _ = (region, words, start, cursor, narrow, before);
+        let _ = (region, words, start, cursor, before);
+        0
+    }
+
+    /// Appends the rows of consecutive words of runs shorter than a word (word `k`'s bit `j`
+    /// is element `start + 64 k + j`), their coordinates computed from `levels`
+    /// ([`short_runs_avx512`]), calling `before(k)` before word `k`. Returns how many words
+    /// it took, as [`Sink::run_words`] does.
+    #[inline(always)]
+    fn short_runs<const N: usize, const KERNEL: u8>(
+        &mut self,
+        words: &[u64],
+        start: usize,
+        levels: &Levels,
+        before: impl FnMut(usize),
+    ) -> usize {
+        let (region, at) = self.room(GROUP * 4 * N + 64 * N);
+        #[cfg(target_arch = "x86_64")]
+        if KERNEL >= AVX512 {
+            let (dst, room, vbmi2) = (region.as_mut_ptr(), region.len(), KERNEL == AVX512_VBMI2);
+            // SAFETY: as in `run_words`.
+            let (done, bytes) =
+                unsafe { short_runs_avx512::<N>(dst, room, words, start, levels, vbmi2, before) };
+            *at += bytes;
+            return done;
+        }
+        let _ = (region, words, start, levels, before);
         0
     }
 
@@ -893,42 +915,6 @@ unsafe fn template_vector<const N: usize>(
     _mm512_zextsi256_si512(_mm256_loadu_si256(template.as_ptr().cast()))
 }
 
-/// [`template_vector`] loaded a column at a time, for a template [`Cursor::fill_template`]
-/// has just stored a column at a time: one wide load of several such stores cannot be
-/// forwarded from them and waits for them to reach the cache. The offsets pass through
-/// `black_box` so that the compiler cannot merge the loads back into one. With runs of 7
-/// elements (UINT8 at 5 %, in cache) the wide load took 147 us per 3e5 elements, this 117;
-/// at runs of a word or more, where a run's template is loaded once, it was no faster.
-///
-/// # Safety
-/// The CPU must support AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2")]
-#[inline]
-unsafe fn fresh_template_vector<const N: usize>(
-    template: &[u8; 4 * MAX_N],
-) -> std::arch::x86_64::__m512i {
-    use std::arch::x86_64::*;
-    let column = |c: usize| {
-        if c < N {
-            let at = std::hint::black_box(4 * c);
-            i32::from_le_bytes(template[at..at + 4].try_into().unwrap())
-        } else {
-            0
-        }
-    };
-    _mm512_zextsi256_si512(_mm256_setr_epi32(
-        column(0),
-        column(1),
-        column(2),
-        column(3),
-        column(4),
-        column(5),
-        column(6),
-        column(7),
-    ))
-}
-
 /// The rows of one word's set bits from `at` (the body of [`batch_avx512`], with the template
 /// and tables of [`row_tables`]).
 ///
@@ -1041,61 +1027,6 @@ unsafe fn run_words_avx512<const N: usize>(
     (words.len(), written)
 }
 
-/// [`run_words_avx512`] for runs shorter than a word (word `k`'s bit `j` is element
-/// `start + 64 k + j`): each word's set bits as one batch per run they lie in, `cursor`
-/// moving to each such run, the tables loaded once. Staying in this loop across runs,
-/// instead of leaving it at each run for [`rows_body`]'s word by word path, took UINT8 at
-/// 5 % with runs of 7 elements from 160-172 to 114-117 us per 3e5 elements (in cache, one
-/// thread, with [`fresh_template_vector`]).
-/// Runs of a word or more keep [`run_words_avx512`]: this loop's cursor bookkeeping slowed
-/// them by 7-15 %.
-///
-/// # Safety
-/// As [`run_words_avx512`].
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,popcnt,bmi1")]
-#[inline]
-unsafe fn narrow_runs_avx512<const N: usize>(
-    dst: *mut u8,
-    room: usize,
-    words: &[u64],
-    start: usize,
-    cursor: &mut Cursor,
-    vbmi2: bool,
-    mut before: impl FnMut(usize),
-) -> (usize, usize) {
-    let worst = GROUP * 4 * N + 64 * N;
-    let (mut template, tables) = row_tables::<N>(&cursor.template);
-    let mut written = 0;
-    for (k, &mask) in words.iter().enumerate() {
-        if room - written < worst {
-            return (k, written);
-        }
-        before(k);
-        let base = start + k * GROUP;
-        let mut bits = mask;
-        while bits != 0 {
-            let part = cursor.part_in_run(base, bits);
-            if part.moved {
-                template = fresh_template_vector::<N>(&cursor.template);
-            }
-            // In bounds: `worst` bytes remain from `written`, and a word's parts write no more
-            // than the whole word would.
-            word_rows::<N>(
-                dst.add(written),
-                part.bits,
-                part.first,
-                template,
-                &tables,
-                vbmi2,
-            );
-            written += part.bits.count_ones() as usize * 4 * N;
-            bits &= !part.bits;
-        }
-    }
-    (words.len(), written)
-}
-
 /// Bits `16 quarter ..` of `mask`, and their coordinates `first + j` packed into the low lanes.
 ///
 /// # Safety
@@ -1160,7 +1091,7 @@ unsafe fn few_vbmi2(mask: u64, first: u32) -> std::arch::x86_64::__m512i {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2")]
 #[inline]
-unsafe fn set_bit_positions(mask: u64) -> std::arch::x86_64::__m512i {
+pub(super) unsafe fn set_bit_positions(mask: u64) -> std::arch::x86_64::__m512i {
     use std::arch::x86_64::*;
     let positions: [u8; 64] = std::array::from_fn(|j| j as u8);
     _mm512_maskz_compress_epi8(mask, _mm512_loadu_si512(positions.as_ptr().cast()))

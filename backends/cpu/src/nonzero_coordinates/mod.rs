@@ -27,7 +27,9 @@
 //! followed incrementally (a division only when a set bit lies past the current run), so a
 //! 64-element group inside one run is a template row (the outer coordinates) plus a varying
 //! last coordinate. Dense groups build eight rows at a time with AVX2 permutes and blends;
-//! sparse ones loop over their set bits. Outputs of at least
+//! sparse ones loop over their set bits. Under AVX-512, an innermost dimension shorter than
+//! a group is not followed run by run: [`short_runs`] computes each block of sixteen rows'
+//! coordinates at once, in vectors. Outputs of at least
 //! [`STREAM_MIN_BYTES`](crate::thresholds::STREAM_MIN_BYTES) are gathered in a small buffer and
 //! copied out with non-temporal stores; smaller ones are written in place.
 //!
@@ -35,6 +37,7 @@
 //! its strides.
 
 mod emit;
+mod short_runs;
 #[cfg(test)]
 mod tests;
 

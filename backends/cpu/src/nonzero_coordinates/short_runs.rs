@@ -1,0 +1,307 @@
+//! Rows of short runs: inputs whose innermost dimension (after [`RowShape`]'s move of
+//! size-1 dimensions) is shorter than a 64-element word, under AVX-512.
+//!
+//! Following the runs one at a time, a template row per run (the way longer runs are
+//! written), cost about 6 ns a row when runs hold 2 elements: UINT8 `[649984, 2]` at 50 %
+//! took 14.7 times the memory floor. Here every block of up to sixteen set bits gets all
+//! its coordinates at once: the word's first element has known coordinates ([`Levels`]),
+//! and each bit's are those plus its position, carried from level to level in vectors
+//! (one lane per row, a vector per column); permutes then interleave the columns into rows.
+//!
+//! [`RowShape`]: super::emit::RowShape
+
+use super::emit::MAX_N;
+
+/// The dimensions behind a row's columns, innermost first, with what dividing by their sizes
+/// takes: level `l` is the input's dimension `rank - 1 - l` and fills column `N - 1 - l`
+/// (columns past the input's rank read 0).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Levels {
+    /// Levels with a column: the fewer of `N` and the rank.
+    count: usize,
+    sizes: [u32; MAX_N],
+    /// `ceil(2^16 / size)` for sizes under 64, else 0. A level adds at most 64 to a
+    /// coordinate below its size, so what it divides stays under `size + 64`: under 128 for
+    /// such sizes, where `x * magic >> 16` is the exact quotient (the error,
+    /// `x * (magic * size - 2^16) / (2^16 * size)`, stays under `1 / size`); from 64 on,
+    /// the quotient is 0 or 1, a comparison.
+    magic: [u32; MAX_N],
+}
+
+impl Levels {
+    /// The levels of an input of `sizes` (outermost first, none zero) with rows of `n`
+    /// coordinates, or `None` when a size of a level is 2^31 or more (a coordinate plus 64
+    /// would not fit 32 bits).
+    pub(super) fn new(sizes: &[usize], n: usize) -> Option<Levels> {
+        let count = n.min(sizes.len()).min(MAX_N);
+        let mut levels = Levels {
+            count,
+            sizes: [1; MAX_N],
+            magic: [0; MAX_N],
+        };
+        for (l, &size) in sizes.iter().rev().take(count).enumerate() {
+            let size = u32::try_from(size).ok().filter(|&s| s > 0 && s < 1 << 31)?;
+            levels.sizes[l] = size;
+            levels.magic[l] = if size < 64 {
+                (1u32 << 16).div_ceil(size)
+            } else {
+                0
+            };
+        }
+        Some(levels)
+    }
+
+    /// The coordinates of element `flat`, level by level.
+    fn of(&self, flat: usize) -> [u32; MAX_N] {
+        let mut coordinates = [0; MAX_N];
+        let mut rest = flat;
+        for (coordinate, &size) in coordinates.iter_mut().zip(&self.sizes).take(self.count) {
+            let size = size as usize;
+            *coordinate = (rest % size) as u32;
+            rest /= size;
+        }
+        coordinates
+    }
+
+    /// `x / size` of level `l`, for `x` under that size plus 64.
+    #[inline(always)]
+    fn quotient(&self, l: usize, x: u32) -> u32 {
+        if self.magic[l] != 0 {
+            (x * self.magic[l]) >> 16
+        } else {
+            u32::from(x >= self.sizes[l])
+        }
+    }
+
+    /// Moves `coordinates` on by `step` (at most 64) elements. Every level is visited, with
+    /// no early exit, so that the loop unrolls with constant indices and the coordinates stay
+    /// in registers: the word loop broadcasts them right after, and a vector load of several
+    /// scalar stores cannot be forwarded from them (it waited for them to reach the cache,
+    /// 22 % of the time with runs of 4 elements).
+    #[inline(always)]
+    fn advance(&self, coordinates: &mut [u32; MAX_N], step: u32) {
+        let mut carry = step;
+        for (l, coordinate) in coordinates.iter_mut().enumerate() {
+            if l < self.count {
+                let x = *coordinate + carry;
+                carry = self.quotient(l, x);
+                *coordinate = x - carry * self.sizes[l];
+            }
+        }
+    }
+}
+
+/// For rows of `N` columns, output vector `k` (slots `16 k ..`, row-major) takes lane `i`
+/// from row `(16 k + i) / N` of column `(16 k + i) % N`. Columns go in pairs (`2 p` and
+/// `2 p + 1`) through two-source permutes: `pairs[k]` picks, in each lane, the row and which
+/// of the pair (index bit 4); `lanes[k][p]` are the lanes that take pair `p`.
+#[derive(Clone, Copy)]
+struct Interleave {
+    pairs: [[u32; 16]; MAX_N],
+    lanes: [[u16; MAX_N / 2]; MAX_N],
+}
+
+/// [`Interleave`] for rows of `n` columns.
+const fn interleave(n: usize) -> Interleave {
+    let mut table = Interleave {
+        pairs: [[0; 16]; MAX_N],
+        lanes: [[0; MAX_N / 2]; MAX_N],
+    };
+    let mut k = 0;
+    while k < n {
+        let mut i = 0;
+        while i < 16 {
+            let slot = 16 * k + i;
+            let (row, column) = (slot / n, slot % n);
+            table.pairs[k][i] = (row + 16 * (column % 2)) as u32;
+            table.lanes[k][column / 2] |= 1 << i;
+            i += 1;
+        }
+        k += 1;
+    }
+    table
+}
+
+/// [`interleave`] for every `N` from 0 to [`MAX_N`].
+const INTERLEAVES: [Interleave; MAX_N + 1] = {
+    let mut all = [interleave(0); MAX_N + 1];
+    let mut n = 1;
+    while n <= MAX_N {
+        all[n] = interleave(n);
+        n += 1;
+    }
+    all
+};
+
+/// Writes at `dst` the rows of consecutive words (word `k`'s bit `j` is element
+/// `start + 64 k + j`, `start` a multiple of 64), calling `before(k)` before word `k`, while
+/// `room` bytes hold a whole word's rows and the `64 * N` bytes a block may store past its
+/// last row. Returns how many words it took and the bytes of rows written.
+///
+/// Each block of up to sixteen set bits: every level's coordinate and carry for all its
+/// lanes at once, then the columns interleaved into `ceil(count * N / 16)` vectors of rows.
+/// The blocks are a closure, not a function, so that they stay inlined in the word loop
+/// with the levels' vectors in registers (a function of its own was not inlined).
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW, and VBMI2 when `vbmi2`; `dst` must be valid for
+/// `room` bytes of writes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2,popcnt,bmi1")]
+#[inline]
+pub(super) unsafe fn short_runs_avx512<const N: usize>(
+    dst: *mut u8,
+    room: usize,
+    words: &[u64],
+    start: usize,
+    levels: &Levels,
+    vbmi2: bool,
+    mut before: impl FnMut(usize),
+) -> (usize, usize) {
+    use std::arch::x86_64::*;
+    let worst = 64 * 4 * N + 64 * N;
+    let table = &INTERLEAVES[N];
+    let pairs: [__m512i; N] =
+        std::array::from_fn(|k| _mm512_loadu_si512(table.pairs[k].as_ptr().cast()));
+    let sizes: [__m512i; N] = std::array::from_fn(|l| _mm512_set1_epi32(levels.sizes[l] as i32));
+    let magic: [__m512i; N] = std::array::from_fn(|l| _mm512_set1_epi32(levels.magic[l] as i32));
+    let small: [bool; N] = std::array::from_fn(|l| levels.magic[l] != 0);
+    let count = levels.count.min(N);
+    let one = _mm512_set1_epi32(1);
+    // The rows of `filled` (1 to 16) elements at `positions` (lanes, under 64) past the
+    // element of `coordinates`, stored at `at` (valid for `64 * N` bytes of writes).
+    let block = |at: *mut u8, positions: __m512i, filled: u32, coordinates: &[u32; MAX_N]| {
+        // Column `N - 1 - l` from level `l`; columns before the input's rank stay 0.
+        let mut columns = [_mm512_setzero_si512(); N];
+        let mut x = _mm512_add_epi32(positions, _mm512_set1_epi32(coordinates[0] as i32));
+        for l in 0..N {
+            if l == count {
+                break;
+            }
+            let (carry, coordinate) = if small[l] {
+                let carry = _mm512_srli_epi32::<16>(_mm512_mullo_epi32(x, magic[l]));
+                (
+                    carry,
+                    _mm512_sub_epi32(x, _mm512_mullo_epi32(carry, sizes[l])),
+                )
+            } else {
+                let over = _mm512_cmpge_epu32_mask(x, sizes[l]);
+                (
+                    _mm512_maskz_mov_epi32(over, one),
+                    _mm512_mask_sub_epi32(x, over, x, sizes[l]),
+                )
+            };
+            columns[N - 1 - l] = coordinate;
+            if l + 1 < count {
+                x = _mm512_add_epi32(carry, _mm512_set1_epi32(coordinates[l + 1] as i32));
+            }
+        }
+        for (k, pair) in pairs.iter().enumerate() {
+            if 16 * k >= filled as usize * N {
+                break;
+            }
+            let mut vector = _mm512_permutex2var_epi32(columns[0], *pair, columns[1 % N]);
+            for p in 1..N.div_ceil(2) {
+                let two =
+                    _mm512_permutex2var_epi32(columns[2 * p], *pair, columns[(2 * p + 1) % N]);
+                vector = _mm512_mask_blend_epi32(table.lanes[k][p], vector, two);
+            }
+            _mm512_storeu_si512(at.add(64 * k).cast(), vector);
+        }
+    };
+    let mut coordinates = levels.of(start);
+    let mut written = 0;
+    for (k, &mask) in words.iter().enumerate() {
+        if room - written < worst {
+            return (k, written);
+        }
+        before(k);
+        // In bounds below: a block writes at most `64 * N` bytes from a row of this word,
+        // and `worst` bytes remain from `written`.
+        if mask != 0 && vbmi2 {
+            let mut positions = super::emit::set_bit_positions(mask);
+            let mut left = mask.count_ones();
+            let mut at = written;
+            while left > 0 {
+                let filled = left.min(16);
+                let lanes = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(positions));
+                block(dst.add(at), lanes, filled, &coordinates);
+                at += filled as usize * 4 * N;
+                left -= filled;
+                positions = _mm512_alignr_epi32::<4>(_mm512_setzero_si512(), positions);
+            }
+        } else if mask != 0 {
+            let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            let mut at = written;
+            for quarter in 0..4 {
+                let bits = (mask >> (16 * quarter)) as u16;
+                if bits != 0 {
+                    let offset = _mm512_set1_epi32(16 * quarter);
+                    let lanes = _mm512_maskz_compress_epi32(bits, _mm512_add_epi32(iota, offset));
+                    block(dst.add(at), lanes, bits.count_ones(), &coordinates);
+                    at += bits.count_ones() as usize * 4 * N;
+                }
+            }
+        }
+        written += mask.count_ones() as usize * 4 * N;
+        levels.advance(&mut coordinates, 64);
+    }
+    (words.len(), written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotients_are_exact_for_every_size_and_reachable_value() {
+        for size in (1u32..200).chain([1000, (1 << 31) - 1]) {
+            let levels = Levels::new(&[size as usize], 1).unwrap();
+            for x in (0..size + 64).take(300).chain([size + 63]) {
+                assert_eq!(levels.quotient(0, x), x / size, "{x} / {size}");
+            }
+        }
+        assert!(Levels::new(&[1 << 31], 1).is_none());
+    }
+
+    #[test]
+    fn advancing_matches_dividing_the_element_index() {
+        let shapes: [&[usize]; 5] = [
+            &[7, 3, 2],
+            &[5, 1, 1, 2],
+            &[3, 200, 63],
+            &[2, 64, 1],
+            &[9, 100],
+        ];
+        for sizes in shapes {
+            let total: usize = sizes.iter().product();
+            for n in 1..=sizes.len() + 1 {
+                let levels = Levels::new(sizes, n).unwrap();
+                for start in (0..total).step_by(7) {
+                    for step in [1, 2, 17, 63, 64] {
+                        let mut moved = levels.of(start);
+                        levels.advance(&mut moved, step);
+                        // Past the last element, the outermost level wraps on both sides.
+                        let want = levels.of(start + step as usize);
+                        assert_eq!(moved, want, "{sizes:?} n {n} start {start} step {step}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn interleaving_puts_each_column_of_each_row_in_its_slot() {
+        for (n, table) in INTERLEAVES.iter().enumerate().skip(1) {
+            for slot in 0..16 * n {
+                let (k, i) = (slot / 16, slot % 16);
+                let (row, column) = (slot / n, slot % n);
+                assert_eq!(table.pairs[k][i] as usize, row + 16 * (column % 2));
+                let pairs: Vec<usize> = (0..MAX_N / 2)
+                    .filter(|&p| table.lanes[k][p] >> i & 1 == 1)
+                    .collect();
+                assert_eq!(pairs, [column / 2]);
+            }
+        }
+    }
+}
