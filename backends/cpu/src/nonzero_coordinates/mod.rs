@@ -45,7 +45,9 @@ use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
-use crate::thresholds::{NONZERO_BLOCK_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW};
+use crate::thresholds::{
+    NONZERO_BLOCK_BYTES, NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW,
+};
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
@@ -312,7 +314,13 @@ impl Job<'_> {
             let start = c * chunk;
             let end = (start + chunk).min(len);
             let mut words = [0u64; SMALL_WORDS];
-            self.masks::<T>(start, end, &mut words[..(end - start).div_ceil(GROUP)])
+            let ahead = NONZERO_MASK_PREFETCH_BYTES;
+            self.masks::<T>(
+                start,
+                end,
+                &mut words[..(end - start).div_ceil(GROUP)],
+                ahead,
+            )
         };
         let chunks = len.div_ceil(chunk);
         if self.parallel(len) {
@@ -361,7 +369,8 @@ impl Job<'_> {
             total += if parallel {
                 self.window_parallel::<T>(&shape, start, end, bits, rest, stream)
             } else {
-                let count = self.masks::<T>(start, end, bits);
+                // The rows of the previous window prefetched this one's input, if packed.
+                let count = self.masks::<T>(start, end, bits, 0);
                 let rows = &mut rest[..count * row_bytes];
                 let ahead = if read_ahead {
                     let next = (end + window).min(len);
@@ -394,7 +403,8 @@ impl Job<'_> {
             .enumerate()
             .map(|(c, words)| {
                 let from = start + c * chunk;
-                self.masks::<T>(from, (from + chunk).min(end), words)
+                let ahead = NONZERO_MASK_PREFETCH_BYTES;
+                self.masks::<T>(from, (from + chunk).min(end), words, ahead)
             })
             .collect();
         let (regions, _) = split_rows(out, &counts, self.n * 4);
@@ -410,14 +420,15 @@ impl Job<'_> {
 
     /// The nonzero flags of elements `start..end` (`start` a multiple of [`GROUP`]) into
     /// `words` (bit `j` of word `w` for element `start + 64 w + j`; bits past `end` clear);
-    /// returns how many are set.
-    fn masks<T: Zero>(&self, start: usize, end: usize, words: &mut [u64]) -> usize {
+    /// returns how many are set. A packed input's lines `ahead` bytes on are prefetched as it
+    /// goes (0: none).
+    fn masks<T: Zero>(&self, start: usize, end: usize, words: &mut [u64], ahead: usize) -> usize {
         debug_assert_eq!(words.len(), (end - start).div_ceil(GROUP));
         if self.input.is_packed() {
             let bytes = &self.data[start * T::SIZE..end * T::SIZE];
             let whole = (end - start) / GROUP;
             let (full, tail) = words.split_at_mut(whole);
-            group_masks::<T>(self.tuning.isa, bytes, full);
+            let mut count = group_masks::<T>(self.tuning.isa, bytes, full, ahead);
             if let Some(last) = tail.first_mut() {
                 *last = 0;
                 for (j, e) in bytes[whole * GROUP * T::SIZE..]
@@ -426,7 +437,9 @@ impl Job<'_> {
                 {
                     *last |= u64::from(T::read(e).is_nonzero()) << j;
                 }
+                count += last.count_ones() as usize;
             }
+            count
         } else {
             words.fill(0);
             let nest = Nest::merged(self.input.sizes(), [self.input.strides()]);
@@ -438,8 +451,8 @@ impl Job<'_> {
                     words[at / GROUP] |= u64::from(T::read(e).is_nonzero()) << (at % GROUP);
                 }
             });
+            words.iter().map(|w| w.count_ones() as usize).sum()
         }
-        words.iter().map(|w| w.count_ones() as usize).sum()
     }
 }
 
@@ -460,16 +473,20 @@ fn split_rows<'o>(
     (regions, rest)
 }
 
-/// The nonzero masks of the `masks.len()` whole groups at the start of `bytes`: AVX-512 tests
-/// or AVX2 compares as `isa` allows ([`nonzero_masks`]), else [`nonzero_mask`] per group.
+/// The nonzero masks of the `masks.len()` whole groups at the start of `bytes`, and how many
+/// bits they set: AVX-512 tests or AVX2 compares as `isa` allows ([`nonzero_masks`]), else
+/// [`nonzero_mask`] per group.
 #[inline]
-fn group_masks<T: Zero>(isa: Isa, bytes: &[u8], masks: &mut [u64]) {
-    if nonzero_masks(isa, bytes, T::SIZE, T::SIGNIFICANT, masks) {
-        return;
+fn group_masks<T: Zero>(isa: Isa, bytes: &[u8], masks: &mut [u64], ahead: usize) -> usize {
+    if let Some(count) = nonzero_masks(isa, bytes, T::SIZE, T::SIGNIFICANT, masks, ahead) {
+        return count;
     }
+    let mut count = 0;
     for (mask, group) in masks.iter_mut().zip(bytes.chunks_exact(GROUP * T::SIZE)) {
         *mask = nonzero_mask::<T>(group);
+        count += mask.count_ones() as usize;
     }
+    count
 }
 
 /// The nonzero flags of the [`GROUP`] elements of `group` as a bit mask (bit `j` for element
