@@ -134,6 +134,14 @@ pub const NONZERO_MASK_GROUP: usize = 64;
 /// coordinates from a table instead of bit by bit.
 pub const NONZERO_DENSE_GROUP: usize = 8;
 
+/// NonZeroCoordinates under AVX-512 VBMI2: a chunk whose innermost dimension is at most
+/// `.0` elements and whose density (set bits per element) is at most `.1`, for one of these
+/// pairs, has its rows gathered sixteen at a time across words and computed by division
+/// (`sparse_blocks`), rather than built word by word from a run's template or a short word's
+/// coordinates. A long run's template costs less than the divisions once its words hold a few
+/// set bits, and a run as long as the input (rank 1) never moves its template.
+pub const NONZERO_GATHER: [(usize, f64); 2] = [(128, 0.15), (1024, 0.02)];
+
 /// NonZeroCoordinates: bytes of rows gathered before they are copied out. Small, so that
 /// each streamed burst is a few lines that the write-combining buffers take while the next
 /// rows are built (8 KiB bursts stalled the core): on Sapphire Rapids, medians of 8 runs on

@@ -9,15 +9,21 @@
 //! Under AVX-512, consecutive words that lie wholly inside one run go through one tight loop
 //! ([`run_words_avx512`]) with the template and permute tables held in registers, and runs
 //! shorter than a word are not followed one by one: their coordinates are computed in
-//! vectors ([`super::short_runs`]).
+//! vectors ([`super::short_runs`]). Sparse chunks (`NONZERO_GATHER`) gather their set bits
+//! across words into blocks of sixteen whose coordinates are divided out
+//! ([`super::sparse_blocks`]).
 
 #[cfg(target_arch = "x86_64")]
 use super::short_runs::short_runs_avx512;
 use super::short_runs::Levels;
+use super::sparse_blocks::{sparse_blocks_avx512, Divisors, Gathered};
 use super::GROUP;
 use crate::simd::{copy_streaming, prefetch_ahead, stream_fence, Isa};
 use crate::strided::MAX_DIMS;
-use crate::thresholds::{NONZERO_DENSE_GROUP as DENSE_GROUP, NONZERO_STAGE_BYTES as STAGE_BYTES};
+use crate::thresholds::{
+    NONZERO_DENSE_GROUP as DENSE_GROUP, NONZERO_GATHER as GATHER,
+    NONZERO_STAGE_BYTES as STAGE_BYTES,
+};
 
 /// The most coordinates per row (DirectML tensors have at most 8 dimensions).
 pub(super) const MAX_N: usize = 8;
@@ -376,11 +382,26 @@ fn rows_body<const N: usize, const KERNEL: u8>(
     let short_runs = (KERNEL >= AVX512 && shape.inner < GROUP)
         .then(|| Levels::new(&shape.sizes[..shape.rank], N))
         .flatten();
+    // Sparse words: their set bits gathered into full blocks, whatever their runs.
+    let mut gathered = (KERNEL == AVX512_VBMI2
+        && gathers(sink.rows_left(N), words.len(), shape.inner))
+    .then(|| Divisors::new(&shape.sizes[..shape.rank], N))
+    .flatten()
+    .map(|divisors| Gathered::new(divisors, start));
     let mut w = 0;
     while w < words.len() {
         let word = words[w];
         let base = start + w * GROUP;
-        if let (Some(levels), true) = (&short_runs, word != 0) {
+        if let Some(gathered) = &mut gathered {
+            let done =
+                sink.sparse_blocks::<N, KERNEL>(&words[w..], base, gathered, |k| read_ahead(w + k));
+            if done > 0 {
+                w += done;
+                continue;
+            }
+            // Too little room left for a word: the gathered rows go first, then this word's.
+            sink.flush_gathered::<N, KERNEL>(gathered);
+        } else if let (Some(levels), true) = (&short_runs, word != 0) {
             let done =
                 sink.short_runs::<N, KERNEL>(&words[w..], base, levels, |k| read_ahead(w + k));
             if done > 0 {
@@ -413,7 +434,23 @@ fn rows_body<const N: usize, const KERNEL: u8>(
             bits &= !part.bits;
         }
     }
+    if let Some(gathered) = &mut gathered {
+        sink.flush_gathered::<N, KERNEL>(gathered);
+    }
     sink.finish();
+}
+
+/// Whether `rows` rows over `words` words, with runs of `inner` elements, are sparse enough
+/// for [`sparse_blocks_avx512`] ([`GATHER`]) and their offsets fit its 32-bit lanes.
+fn gathers(rows: usize, words: usize, inner: usize) -> bool {
+    let elements = words * GROUP;
+    if elements == 0 || elements > u32::MAX as usize {
+        return false;
+    }
+    let density = rows as f64 / elements as f64;
+    GATHER
+        .iter()
+        .any(|&(runs, most)| inner <= runs && density <= most)
 }
 
 /// The bits of a word that lie in one run ([`Cursor::part_in_run`]).
@@ -641,6 +678,59 @@ impl<'a> Sink<'a> {
         }
         let _ = (region, words, start, levels, before);
         0
+    }
+
+    /// Appends the rows of consecutive sparse words (word `k`'s bit `j` is element
+    /// `start + 64 k + j`), gathered sixteen at a time across words ([`sparse_blocks_avx512`]),
+    /// calling `before(k)` before word `k`; up to fifteen rows stay in `gathered` for
+    /// [`Sink::flush_gathered`]. Returns how many words it took, as [`Sink::run_words`] does.
+    #[inline(always)]
+    fn sparse_blocks<const N: usize, const KERNEL: u8>(
+        &mut self,
+        words: &[u64],
+        start: usize,
+        gathered: &mut Gathered,
+        before: impl FnMut(usize),
+    ) -> usize {
+        let (region, at) = self.room((16 + GROUP) * 4 * N + 64 * N);
+        #[cfg(target_arch = "x86_64")]
+        if KERNEL == AVX512_VBMI2 {
+            let (dst, room) = (region.as_mut_ptr(), region.len());
+            // SAFETY: only the VBMI2 instantiation of `rows_body` gets here (the CPU has
+            // AVX-512 F, BW and VBMI2), and it gathers only words whose elements lie less than
+            // 2^32 past the origin (`gathers`); the kernel writes a word only while its rows,
+            // the gathered ones and the overrun fit in `region`.
+            let (done, bytes) = unsafe {
+                sparse_blocks_avx512::<N>(dst, room, words, start, gathered, false, before)
+            };
+            *at += bytes;
+            return done;
+        }
+        let _ = (region, words, start, gathered, before);
+        0
+    }
+
+    /// Appends the rows still gathered in `gathered`, exactly (no byte past them).
+    fn flush_gathered<const N: usize, const KERNEL: u8>(&mut self, gathered: &mut Gathered) {
+        if gathered.pending() == 0 {
+            return;
+        }
+        let (region, at) = self.room(16 * 4 * N);
+        #[cfg(target_arch = "x86_64")]
+        if KERNEL == AVX512_VBMI2 {
+            let (dst, room) = (region.as_mut_ptr(), region.len());
+            // SAFETY: as in `sparse_blocks`; with no words, the kernel writes only the
+            // gathered rows, which the output has room for (it holds every row).
+            let (_, bytes) =
+                unsafe { sparse_blocks_avx512::<N>(dst, room, &[], 0, gathered, true, |_| {}) };
+            *at += bytes;
+        }
+        let _ = (region, at);
+    }
+
+    /// Rows the output still has room for (staged ones count as written).
+    fn rows_left(&self, n: usize) -> usize {
+        (self.out.len() - self.written - self.staged) / (4 * n)
     }
 
     /// Where the next rows go, from the first unwritten byte, and the count of bytes written

@@ -29,7 +29,9 @@
 //! last coordinate. Dense groups build eight rows at a time with AVX2 permutes and blends;
 //! sparse ones loop over their set bits. Under AVX-512, an innermost dimension shorter than
 //! a group is not followed run by run: [`short_runs`] computes each block of sixteen rows'
-//! coordinates at once, in vectors. Outputs of at least
+//! coordinates at once, in vectors. Under AVX-512 VBMI2, sparse chunks gather their set bits
+//! across words into full blocks of sixteen and divide each block's element offsets into
+//! coordinates ([`sparse_blocks`]). Outputs of at least
 //! [`STREAM_MIN_BYTES`](crate::thresholds::STREAM_MIN_BYTES) are gathered in a small buffer and
 //! copied out with non-temporal stores; smaller ones are written in place.
 //!
@@ -38,6 +40,7 @@
 
 mod emit;
 mod short_runs;
+mod sparse_blocks;
 #[cfg(test)]
 mod tests;
 

@@ -123,9 +123,9 @@ impl Levels {
 /// `2 p + 1`) through two-source permutes: `pairs[k]` picks, in each lane, the row and which
 /// of the pair (index bit 4); `lanes[k][p]` are the lanes that take pair `p`.
 #[derive(Clone, Copy)]
-struct Interleave {
-    pairs: [[u32; 16]; MAX_N],
-    lanes: [[u16; MAX_N / 2]; MAX_N],
+pub(super) struct Interleave {
+    pub(super) pairs: [[u32; 16]; MAX_N],
+    pub(super) lanes: [[u16; MAX_N / 2]; MAX_N],
 }
 
 /// [`Interleave`] for rows of `n` columns.
@@ -150,7 +150,7 @@ const fn interleave(n: usize) -> Interleave {
 }
 
 /// [`interleave`] for every `N` from 0 to [`MAX_N`].
-const INTERLEAVES: [Interleave; MAX_N + 1] = {
+pub(super) const INTERLEAVES: [Interleave; MAX_N + 1] = {
     let mut all = [interleave(0); MAX_N + 1];
     let mut n = 1;
     while n <= MAX_N {

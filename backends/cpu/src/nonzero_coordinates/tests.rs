@@ -808,6 +808,35 @@ fn large_inputs_cross_windows_chunks_and_runs() {
 }
 
 #[test]
+fn sparse_inputs_gathered_across_words_match_the_reference() {
+    // The densities and run lengths whose rows are gathered sixteen at a time across words
+    // (`NONZERO_GATHER`) and just outside them, with rows of fewer, as many and more
+    // coordinates than the rank, some long enough to be streamed through the stage.
+    let mut rng = Rng(23);
+    let shapes: [&[usize]; 7] = [
+        &[40, 7, 13],
+        &[3, 300, 2],
+        &[2, 5, 9, 100],
+        &[900, 128],
+        &[6, 2, 1000],
+        &[1, 4, 3, 2, 700],
+        &[130, 4, 129],
+    ];
+    for sizes in shapes {
+        for percent in [1, 2, 5, 14, 16] {
+            let count: usize = sizes.iter().product();
+            let values = random_values::<u8>(&mut rng, count, percent);
+            let sizes32: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
+            let input = packed::<u8>(&sizes32, &values);
+            for n in [1, sizes.len(), sizes.len() + 1] {
+                let coordinates = packed_coordinates(&[count as u32, n as u32]);
+                check_all::<u8>(&input, &coordinates, &format!("{sizes:?} {percent}% N={n}"));
+            }
+        }
+    }
+}
+
+#[test]
 fn density_changing_between_windows() {
     // Stretches of 0 %, 100 %, 4 % and 100 % density, each several windows long under the
     // tiny tunings: windows and chunks with no rows, with a row per element, and sparse.
