@@ -125,7 +125,7 @@ impl Levels {
 #[derive(Clone, Copy)]
 pub(super) struct Interleave {
     pub(super) pairs: [[u32; 16]; MAX_N],
-    pub(super) lanes: [[u16; MAX_N / 2]; MAX_N],
+    lanes: [[u16; MAX_N / 2]; MAX_N],
 }
 
 /// [`Interleave`] for rows of `n` columns.
@@ -159,6 +159,36 @@ pub(super) const INTERLEAVES: [Interleave; MAX_N + 1] = {
     }
     all
 };
+
+/// Stores at `at` the first `filled` rows (1 to 16) whose columns are `columns` (vector `c`
+/// holds column `c` of every row), interleaved by [`INTERLEAVES`]`[N]`, whose permute
+/// indices the caller loaded as `pairs`: `ceil(filled * N / 16)` vectors, the last one
+/// possibly reaching past the rows.
+///
+/// # Safety
+/// The CPU must support AVX-512 F; `at` must be valid for `64 * N` bytes of writes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn store_interleaved<const N: usize>(
+    at: *mut u8,
+    columns: &[std::arch::x86_64::__m512i; N],
+    pairs: &[std::arch::x86_64::__m512i; N],
+    filled: usize,
+) {
+    use std::arch::x86_64::*;
+    let table = &INTERLEAVES[N];
+    for (k, pair) in pairs.iter().enumerate() {
+        if 16 * k >= filled * N {
+            break;
+        }
+        let mut vector = _mm512_permutex2var_epi32(columns[0], *pair, columns[1 % N]);
+        for p in 1..N.div_ceil(2) {
+            let two = _mm512_permutex2var_epi32(columns[2 * p], *pair, columns[(2 * p + 1) % N]);
+            vector = _mm512_mask_blend_epi32(table.lanes[k][p], vector, two);
+        }
+        _mm512_storeu_si512(at.add(64 * k).cast(), vector);
+    }
+}
 
 /// Writes at `dst` the rows of consecutive words (word `k`'s bit `j` is element
 /// `start + 64 k + j`, `start` a multiple of 64), calling `before(k)` before word `k`, while
@@ -223,18 +253,7 @@ pub(super) unsafe fn short_runs_avx512<const N: usize>(
                 x = _mm512_add_epi32(carry, _mm512_set1_epi32(coordinates[l + 1] as i32));
             }
         }
-        for (k, pair) in pairs.iter().enumerate() {
-            if 16 * k >= filled as usize * N {
-                break;
-            }
-            let mut vector = _mm512_permutex2var_epi32(columns[0], *pair, columns[1 % N]);
-            for p in 1..N.div_ceil(2) {
-                let two =
-                    _mm512_permutex2var_epi32(columns[2 * p], *pair, columns[(2 * p + 1) % N]);
-                vector = _mm512_mask_blend_epi32(table.lanes[k][p], vector, two);
-            }
-            _mm512_storeu_si512(at.add(64 * k).cast(), vector);
-        }
+        store_interleaved::<N>(at, &columns, &pairs, filled as usize);
     };
     let mut written = 0;
     for (k, &mask) in words.iter().enumerate() {

@@ -10,7 +10,7 @@
 //! each level once for sixteen rows.
 
 use super::emit::{set_bit_positions, MAX_N};
-use super::short_runs::INTERLEAVES;
+use super::short_runs::{store_interleaved, INTERLEAVES};
 
 /// What dividing an element's index into its coordinates takes, level by level: level `l` is
 /// the input's dimension `rank - 1 - l` and fills column `N - 1 - l` (columns past the input's
@@ -217,18 +217,7 @@ pub(super) unsafe fn sparse_blocks_avx512<const N: usize>(
         let columns: [__m512i; N] = std::array::from_fn(|c| {
             _mm512_inserti64x4::<1>(_mm512_castsi256_si512(halves[c][0]), halves[c][1])
         });
-        for (k, pair) in pairs.iter().enumerate() {
-            if 16 * k >= filled * N {
-                break;
-            }
-            let mut vector = _mm512_permutex2var_epi32(columns[0], *pair, columns[1 % N]);
-            for p in 1..N.div_ceil(2) {
-                let two =
-                    _mm512_permutex2var_epi32(columns[2 * p], *pair, columns[(2 * p + 1) % N]);
-                vector = _mm512_mask_blend_epi32(table.lanes[k][p], vector, two);
-            }
-            _mm512_storeu_si512(at.add(64 * k).cast(), vector);
-        }
+        store_interleaved::<N>(at, &columns, &pairs, filled);
     };
     // The rows of a gathered block and of a whole word (five blocks at most), and the last
     // block's overrun.
