@@ -16,9 +16,9 @@
 //! AVX-512), chosen at run time (`simd`; set [`BASELINE_ENV`] to keep the baseline,
 //! [`NO_AVX512_ENV`] to stop at AVX2); ArgMax reduces inner axes a block at a time (maximum
 //! first, position only when it improves) and outer axes as rows of running maxima;
-//! NonZeroCoordinates reads a packed input once (per window: bit masks and counts per chunk, a
-//! prefix sum, then rows per chunk, with no task waiting on another) and streams large outputs
-//! with non-temporal stores.
+//! NonZeroCoordinates reads a packed input once (per chunk, taken in order by one worker per
+//! thread: bit masks and a count, a chained prefix sum, then the rows while the next chunk's
+//! input is prefetched) and streams large outputs with non-temporal stores.
 
 mod argmax;
 mod element;

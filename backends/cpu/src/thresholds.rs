@@ -98,33 +98,28 @@ pub const ARGMAX_CHUNK_ROWS: usize = 256;
 /// output's reduction is split across threads instead of the outputs.
 pub const ARGMAX_SPLIT_FACTOR: usize = 4;
 
-/// NonZeroCoordinates: the least bytes of input per parallel chunk (a window is cut into a
-/// few chunks per thread, none smaller than this).
+/// NonZeroCoordinates on several threads: the least bytes of input per chunk (inputs too
+/// small for four chunks of [`NONZERO_READ_AHEAD_BYTES`] per thread get smaller chunks, none
+/// smaller than this).
 pub const NONZERO_BLOCK_BYTES: usize = 64 << 10;
 
-/// NonZeroCoordinates: input elements per window (counted, then written, before the next; its
-/// nonzero bits, an eighth of a byte per element, stay in cache between the two passes).
-/// A multiple of [`NONZERO_MASK_GROUP`]. Each window is two parallel loops, and waking the
-/// pool's threads for one took tens of microseconds on a 2-core Intel Xeon virtual machine:
-/// there, 3e7 elements on two threads (medians of 21–25, alternated, 50 ms apart) took, with
-/// windows of 2^23 elements, UINT8 5 % 3.3 ms (2^22: similar; 2^25: 3.5), where the former
-/// pipelined windows (a chunk of 256 KiB per thread and one loop per window) took 5.7 ms;
-/// UINT8 50 % 8.4 ms (9.2), FLOAT32 5 % 7.1 ms (7.8 with 2^22).
-pub const NONZERO_WINDOW: usize = 1 << 23;
-
-/// NonZeroCoordinates on one thread with a packed input: input bytes per window. While a
-/// window's rows are written, the next window's input is prefetched into L2 (a slice
-/// per mask word), so that the memory reads overlap the row writing; a window this size
-/// stays in L2.
+/// NonZeroCoordinates: input bytes per chunk. While a worker writes a chunk's rows, it
+/// prefetches the input of the chunk it takes next into L2 (a slice per mask word), so that
+/// the memory reads overlap the row writing; a chunk this size stays in L2. On two threads of
+/// a 2-core Intel Xeon virtual machine, 3e7 elements (medians of 21, alternated), UINT8 5 %
+/// took 2.55, 2.52, 2.51, 2.76 and 3.28 ms with chunks of 64, 128, 256, 512 and 1024 KiB,
+/// UINT8 50 % 7.69, 7.21, 7.26, 7.74 and 8.35 ms.
 pub const NONZERO_READ_AHEAD_BYTES: usize = 256 << 10;
 
 /// NonZeroCoordinates on several threads: how far ahead (bytes) the nonzero masks pass
 /// prefetches its input. The hardware prefetcher alone left both threads reading below the
 /// bus's speed: on a 2-core Intel Xeon virtual machine, 3e7 elements at 5 % on two threads
 /// (medians of 60, a numpy call between calls as in the benchmark), FLOAT32 7.45 → 6.0–6.1 ms
-/// (1 KiB: 6.3; 2, 4 and 8 KiB within noise of each other), UINT8 3.2 → 2.9–3.0 ms. One
-/// thread prefetches a window's input while the previous window's rows are written
-/// ([`NONZERO_READ_AHEAD_BYTES`]), and prefetching again in the masks pass cost it 2–5 %.
+/// (1 KiB: 6.3; 2, 4 and 8 KiB within noise of each other), UINT8 3.2 → 2.9–3.0 ms (measured
+/// with the former windows of 2^23 elements). Now only each worker's first chunk is
+/// prefetched this way: the later ones are prefetched while the previous chunk's rows are
+/// written ([`NONZERO_READ_AHEAD_BYTES`]), and prefetching again in the masks pass cost one
+/// thread 2–5 %.
 pub const NONZERO_MASK_PREFETCH_BYTES: usize = 4096;
 
 /// NonZeroCoordinates: elements per nonzero bit mask.

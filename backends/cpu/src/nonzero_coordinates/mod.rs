@@ -3,26 +3,27 @@
 //! of OutputCoordinatesTensor; coordinates before the input's first dimension read 0).
 //! -0.0 and +0.0 are zero; NaN is not. Rows at or past the count are left untouched.
 //!
-//! Count, then write, window by window. The input is cut into windows of
-//! [`WINDOW`](crate::thresholds::NONZERO_WINDOW) elements; each window is cut into chunks
-//! (whole 64-element groups), and
+//! Count, then write, chunk by chunk. The input is cut into chunks of whole 64-element groups
+//! ([`NONZERO_READ_AHEAD_BYTES`] of input, fewer when there would be too few per thread), which
+//! workers (one per thread, or the caller alone below [`PARALLEL_MIN_ELEMENTS`]) take in order.
+//! For each chunk it takes, a worker
 //!
-//! 1. every chunk's nonzero flags are computed into one bit per element (AVX-512 tests into
-//!    mask registers, or AVX2 compare-and-movemask, on a packed input; a strided input is
-//!    walked through its strides),
-//!    in parallel, and their bit counts give each chunk's row count;
-//! 2. a prefix sum of the counts gives where each chunk's rows start;
-//! 3. every chunk writes its rows from its bits, in parallel, into its own part of the output.
+//! 1. computes its nonzero flags into one bit per element (AVX-512 tests into mask registers,
+//!    or AVX2 compare-and-movemask, on a packed input; a strided input is walked through its
+//!    strides), whose bit count is the chunk's row count;
+//! 2. waits until the chunks before it are counted, and publishes where its rows end (a
+//!    chained prefix sum, [`Chain`]);
+//! 3. takes its next chunk and writes this one's rows from its bits into its own part of the
+//!    output, prefetching the next chunk's input into L2 as it goes, so that reading and
+//!    writing overlap instead of taking turns.
 //!
-//! The window's bits (an eighth of a byte per element) stay in cache between the two passes,
-//! so the input is read once. On one thread with a packed input, windows are small
-//! ([`NONZERO_READ_AHEAD_BYTES`]) and the next window's input is prefetched while the rows of
-//! this one are written, so that reading and writing overlap instead of taking turns. On
-//! several threads, windows are large ([`NONZERO_WINDOW`]): each parallel loop costs a wake-up
-//! of the pool's threads, which on a virtual machine took tens of microseconds. No task waits
-//! for another: the passes are plain rayon parallel loops, so an oversubscribed machine (more
-//! runnable threads than cores) slows them down but cannot chain waits.
-//!
+//! The chunk's bits (an eighth of a byte per element) stay in cache between the passes, so
+//! the input is read once. One parallel call wakes the pool once: the workers wait for each
+//! other only at step 2, where the chunk before was taken earlier by a worker that is running
+//! (see [`Chain`] for why no wait can block for good). The former design, two parallel loops
+//! per window of 2^23 elements, let no thread read while the rows were written and was
+//! 8–26 % slower on two threads.
+
 //! Rows are written by [`emit`]: the coordinates of a run of the innermost dimension are
 //! followed incrementally (a division only when a set bit lies past the current run), so a
 //! 64-element group inside one run is a template row (the outer coordinates) plus a varying
@@ -49,12 +50,13 @@ use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
-    NONZERO_BLOCK_BYTES, NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_WINDOW,
+    NONZERO_BLOCK_BYTES, NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES,
 };
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Runs `DML_NONZERO_COORDINATES` on validated, length-checked tensors.
 pub(crate) fn run(
@@ -72,8 +74,8 @@ struct Tuning {
     isa: Isa,
     /// How rows are built (the widest kernel `isa` allows, or a narrower one in tests).
     rows: RowKernel,
-    /// Elements per window (a multiple of [`GROUP`]).
-    window: usize,
+    /// The most elements per chunk (the thresholds: no cap).
+    chunk: usize,
     /// Input elements from which the passes run in parallel.
     parallel_min: usize,
     /// Output bytes from which rows are streamed out.
@@ -86,7 +88,7 @@ impl Tuning {
         Tuning {
             isa,
             rows: RowKernel::for_isa(isa),
-            window: NONZERO_WINDOW,
+            chunk: usize::MAX,
             parallel_min: PARALLEL_MIN_ELEMENTS,
             stream_min: STREAM_MIN_BYTES,
         }
@@ -155,7 +157,7 @@ fn run_with(
 /// Elements whose nonzero flags form one bit mask.
 const GROUP: usize = MASK_GROUP;
 
-/// Words of bits kept on the stack (windows of up to `64 * SMALL_WORDS` elements need no
+/// Words of bits kept on the stack (chunks of up to `64 * SMALL_WORDS` elements need no
 /// allocation).
 const SMALL_WORDS: usize = 64;
 
@@ -301,18 +303,11 @@ impl Job<'_> {
         len >= self.tuning.parallel_min && threads() > 1
     }
 
-    /// Elements per chunk of a window of `len` elements: a whole number of groups, a few
-    /// chunks per thread, each at least [`NONZERO_BLOCK_BYTES`] of input.
-    fn chunk_len<T: Zero>(&self, len: usize) -> usize {
-        let per_thread = len.div_ceil(4 * threads());
-        let least = (NONZERO_BLOCK_BYTES / T::SIZE).min(self.tuning.window);
-        per_thread.max(least).max(1).next_multiple_of(GROUP)
-    }
-
     /// The nonzero count, without writing rows.
     fn count_all<T: Zero>(&self) -> usize {
         let len = self.input.count;
-        let chunk = self.chunk_len::<T>(len).min(64 * SMALL_WORDS);
+        let workers = if self.parallel(len) { threads() } else { 1 };
+        let chunk = self.chunk_len::<T>(len, workers).min(64 * SMALL_WORDS);
         let count = |c: usize| {
             let start = c * chunk;
             let end = (start + chunk).min(len);
@@ -334,91 +329,107 @@ impl Job<'_> {
     }
 
     /// Writes the rows (packed, into `out`, which has room for all of them) and returns how
-    /// many there are.
+    /// many there are: the input cut into chunks that workers take in order ([`Chain`]).
     fn write_all<T: Zero>(&self, out: &mut [u8]) -> usize {
         let len = self.input.count;
         if len == 0 {
             return 0;
         }
-        let parallel = self.parallel(len);
-        let packed = self.input.is_packed();
-        let shape = RowShape::new(self.input.sizes(), self.n);
-        let stream = self.input.count * self.n * 4 >= self.tuning.stream_min;
-        // One thread on a packed input reads the next window ahead while writing rows.
-        let read_ahead = !parallel && packed;
-        let window = if read_ahead {
-            let bytes = (NONZERO_READ_AHEAD_BYTES / T::SIZE).next_multiple_of(GROUP);
-            self.tuning.window.min(bytes)
+        let workers = if self.parallel(len) { threads() } else { 1 };
+        let chunk = self.chunk_len::<T>(len, workers);
+        let chain = Chain::new(len.div_ceil(chunk));
+        let rows = SharedRows::new(out, self.n * 4);
+        let pass = Pass {
+            shape: RowShape::new(self.input.sizes(), self.n),
+            chunk,
+            stream: len * self.n * 4 >= self.tuning.stream_min,
+            chain: &chain,
+            rows: &rows,
+        };
+        if workers > 1 {
+            (0..workers)
+                .into_par_iter()
+                .for_each(|_| self.worker::<T>(&pass));
         } else {
-            self.tuning.window
+            self.worker::<T>(&pass);
         }
-        .min(len);
+        chain.total()
+    }
+
+    /// Elements per chunk: the input bytes one thread prefetches while it writes a chunk's rows
+    /// ([`NONZERO_READ_AHEAD_BYTES`]), fewer when `workers` would otherwise get fewer than four
+    /// chunks each (but at least [`NONZERO_BLOCK_BYTES`]); a whole number of groups, and no
+    /// more than the tuning's cap.
+    fn chunk_len<T: Zero>(&self, len: usize, workers: usize) -> usize {
+        let most = NONZERO_READ_AHEAD_BYTES / T::SIZE;
+        let chunk = if workers > 1 {
+            let least = NONZERO_BLOCK_BYTES / T::SIZE;
+            len.div_ceil(4 * workers).clamp(least, most)
+        } else {
+            most
+        };
+        chunk.min(self.tuning.chunk).max(1).next_multiple_of(GROUP)
+    }
+
+    /// One worker of [`Job::write_all`]: takes the next chunk, computes its nonzero bits and
+    /// count, waits for the rows before it to be counted, then writes its rows while
+    /// prefetching the input of the chunk it takes next.
+    fn worker<T: Zero>(&self, pass: &Pass<'_>) {
+        let _poison = PoisonOnPanic(&pass.chain.failed);
+        let len = self.input.count;
+        let range = |c: usize| (c * pass.chunk, ((c + 1) * pass.chunk).min(len));
         let mut small = [0u64; SMALL_WORDS];
         let mut large = Vec::new();
-        let words = window.div_ceil(GROUP);
+        let words = pass.chunk.div_ceil(GROUP);
         let bitmap: &mut [u64] = if words <= SMALL_WORDS {
             &mut small[..words]
         } else {
             large.resize(words, 0);
             &mut large
         };
-        let row_bytes = self.n * 4;
-        let mut total = 0;
-        let mut start = 0;
-        while start < len {
-            let end = (start + window).min(len);
+        let Some(mut c) = pass.chain.claim() else {
+            return;
+        };
+        let packed = self.input.is_packed();
+        // The first chunk is not prefetched by rows before it: its masks pass prefetches.
+        let mut ahead = NONZERO_MASK_PREFETCH_BYTES;
+        loop {
+            let (start, end) = range(c);
             let bits = &mut bitmap[..(end - start).div_ceil(GROUP)];
-            let rest = &mut out[total * row_bytes..];
-            total += if parallel {
-                self.window_parallel::<T>(&shape, start, end, bits, rest, stream)
-            } else {
-                // The rows of the previous window prefetched this one's input, if packed.
-                let count = self.masks::<T>(start, end, bits, 0);
-                let rows = &mut rest[..count * row_bytes];
-                let ahead = if read_ahead {
-                    let next = (end + window).min(len);
-                    &self.data[end * T::SIZE..next * T::SIZE]
-                } else {
-                    &[]
-                };
-                emit::write_rows(&shape, self.tuning.rows, bits, start, rows, stream, ahead);
-                count
+            let count = self.masks::<T>(start, end, bits, ahead);
+            let before = pass.chain.publish(c, count);
+            let next = pass.chain.claim();
+            let next_input = match next {
+                Some(n) if packed => {
+                    let (from, to) = range(n);
+                    &self.data[from * T::SIZE..to * T::SIZE]
+                }
+                _ => &[],
             };
-            start = end;
+            // SAFETY: `publish` gave chunk `c` rows `before..before + count`, which no other
+            // chunk gets (chunks are claimed once and their row ranges follow each other).
+            let rows = unsafe { pass.rows.region(before, count) };
+            let kernel = self.tuning.rows;
+            emit::write_rows(
+                &pass.shape,
+                kernel,
+                bits,
+                start,
+                rows,
+                pass.stream,
+                next_input,
+            );
+            match next {
+                Some(n) => c = n,
+                None => return,
+            }
+            // Its input was prefetched while the rows were written.
+            ahead = if packed {
+                0
+            } else {
+                NONZERO_MASK_PREFETCH_BYTES
+            };
         }
-        total
-    }
-
-    /// Elements `start..end` on every thread: bits and counts per chunk, then each chunk's
-    /// rows into its part of `out`. Returns the window's row count.
-    fn window_parallel<T: Zero>(
-        &self,
-        shape: &RowShape,
-        start: usize,
-        end: usize,
-        bits: &mut [u64],
-        out: &mut [u8],
-        stream: bool,
-    ) -> usize {
-        let chunk = self.chunk_len::<T>(end - start);
-        let counts: Vec<usize> = bits
-            .par_chunks_mut(chunk / GROUP)
-            .enumerate()
-            .map(|(c, words)| {
-                let from = start + c * chunk;
-                let ahead = NONZERO_MASK_PREFETCH_BYTES;
-                self.masks::<T>(from, (from + chunk).min(end), words, ahead)
-            })
-            .collect();
-        let (regions, _) = split_rows(out, &counts, self.n * 4);
-        let kernel = self.tuning.rows;
-        bits.par_chunks(chunk / GROUP)
-            .zip(regions)
-            .enumerate()
-            .for_each(|(c, (words, rows))| {
-                emit::write_rows(shape, kernel, words, start + c * chunk, rows, stream, &[]);
-            });
-        counts.iter().sum()
     }
 
     /// The nonzero flags of elements `start..end` (`start` a multiple of [`GROUP`]) into
@@ -459,21 +470,143 @@ impl Job<'_> {
     }
 }
 
-/// `out` cut into consecutive regions of `counts[i]` rows of `row_bytes` each (a chunk's
-/// rows), and what follows them.
-fn split_rows<'o>(
-    out: &'o mut [u8],
-    counts: &[usize],
-    row_bytes: usize,
-) -> (Vec<&'o mut [u8]>, &'o mut [u8]) {
-    let mut regions = Vec::with_capacity(counts.len());
-    let mut rest = out;
-    for &count in counts {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(count * row_bytes);
-        regions.push(head);
-        rest = tail;
+/// What every worker of one [`Job::write_all`] shares.
+struct Pass<'a> {
+    shape: RowShape,
+    /// Elements per chunk (a multiple of [`GROUP`]).
+    chunk: usize,
+    /// True when rows go out through non-temporal stores.
+    stream: bool,
+    chain: &'a Chain,
+    rows: &'a SharedRows,
+}
+
+/// Chunks handed out in order, and the rows counted up to each: a chained prefix sum.
+///
+/// A worker claims chunk `c` ([`Chain::claim`]), counts its nonzero elements, then waits until
+/// the rows up to chunk `c - 1` are known and publishes the rows up to `c` ([`Chain::publish`]).
+/// No wait can block for good: a worker claims its next chunk only after publishing its
+/// current one, and counts a chunk without waiting, so the owner of chunk `c - 1` is always
+/// running towards its publication (by induction from chunk 0, which waits for nothing).
+/// A task that never starts (a busy pool) claims nothing; the running ones take its share.
+struct Chain {
+    /// The next chunk to hand out.
+    next: AtomicUsize,
+    /// For each chunk, 1 + the rows of all chunks up to and including it; 0 until published.
+    ends: Vec<AtomicUsize>,
+    /// Set when a worker panicked, so that the others stop waiting for it.
+    failed: AtomicBool,
+}
+
+impl Chain {
+    /// A chain of `chunks` chunks, none claimed.
+    fn new(chunks: usize) -> Chain {
+        Chain {
+            next: AtomicUsize::new(0),
+            ends: (0..chunks).map(|_| AtomicUsize::new(0)).collect(),
+            failed: AtomicBool::new(false),
+        }
     }
-    (regions, rest)
+
+    /// The next unclaimed chunk, or `None` when all are taken.
+    fn claim(&self) -> Option<usize> {
+        let c = self.next.fetch_add(1, Ordering::Relaxed);
+        (c < self.ends.len()).then_some(c)
+    }
+
+    /// Records that chunk `c` holds `count` rows, once the chunks before it are counted;
+    /// returns the rows before it.
+    ///
+    /// # Panics
+    /// If another worker panicked while this one waited.
+    fn publish(&self, c: usize, count: usize) -> usize {
+        let before = match c.checked_sub(1) {
+            None => 0,
+            Some(previous) => self.wait_for(previous),
+        };
+        self.ends[c].store(1 + before + count, Ordering::Release);
+        before
+    }
+
+    /// The rows up to and including chunk `c`, once published: a short spin, then yielding
+    /// the core (an oversubscribed machine may have descheduled the owner).
+    fn wait_for(&self, c: usize) -> usize {
+        let mut spins = 0u32;
+        loop {
+            let end = self.ends[c].load(Ordering::Acquire);
+            if end != 0 {
+                return end - 1;
+            }
+            assert!(
+                !self.failed.load(Ordering::Relaxed),
+                "another NonZeroCoordinates worker failed"
+            );
+            if spins < 1 << 10 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// The total row count, once every chunk is published.
+    fn total(&self) -> usize {
+        self.ends
+            .last()
+            .map_or(0, |end| end.load(Ordering::Acquire) - 1)
+    }
+}
+
+/// Marks its chain failed if dropped while its thread panics.
+struct PoisonOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The packed output rows, written by several workers in disjoint regions.
+struct SharedRows {
+    data: *mut u8,
+    len: usize,
+    row_bytes: usize,
+}
+
+// SAFETY: workers only write through `region`, whose callers guarantee disjoint regions.
+unsafe impl Sync for SharedRows {}
+
+impl SharedRows {
+    /// Rows of `row_bytes` each, in `out`.
+    fn new(out: &mut [u8], row_bytes: usize) -> SharedRows {
+        SharedRows {
+            data: out.as_mut_ptr(),
+            len: out.len(),
+            row_bytes,
+        }
+    }
+
+    /// Rows `first..first + count`.
+    ///
+    /// # Safety
+    /// No other live slice from this `SharedRows` may overlap them.
+    ///
+    /// # Panics
+    /// If they lie past the end of the output.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn region(&self, first: usize, count: usize) -> &mut [u8] {
+        let start = first * self.row_bytes;
+        let bytes = count * self.row_bytes;
+        assert!(
+            start.checked_add(bytes).is_some_and(|end| end <= self.len),
+            "NonZeroCoordinates rows miscounted"
+        );
+        // SAFETY: in bounds (checked above); exclusive by the caller's guarantee.
+        unsafe { std::slice::from_raw_parts_mut(self.data.add(start), bytes) }
+    }
 }
 
 /// The nonzero masks of the `masks.len()` whole groups at the start of `bytes`, and how many

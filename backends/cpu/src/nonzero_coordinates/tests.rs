@@ -593,7 +593,7 @@ impl Rng {
     }
 }
 
-/// The tunings every case runs under: the thresholds, and tiny windows with parallel passes
+/// The tunings every case runs under: the thresholds, and tiny chunks with parallel workers
 /// and streamed rows from the first element.
 fn tunings() -> Vec<Tuning> {
     let mut all = Vec::new();
@@ -606,11 +606,11 @@ fn tunings() -> Vec<Tuning> {
                 rows,
                 ..Tuning::new(isa)
             });
-            for window in [64, 192, 4096] {
+            for chunk in [64, 192, 4096] {
                 all.push(Tuning {
                     isa,
                     rows,
-                    window,
+                    chunk,
                     parallel_min: 1,
                     stream_min: 0,
                 });
@@ -618,7 +618,7 @@ fn tunings() -> Vec<Tuning> {
             all.push(Tuning {
                 isa,
                 rows,
-                window: 128,
+                chunk: 128,
                 parallel_min: usize::MAX,
                 stream_min: 0,
             });
@@ -786,9 +786,9 @@ fn strided_inputs_and_outputs_match_the_reference() {
 }
 
 #[test]
-fn large_inputs_cross_windows_chunks_and_runs() {
-    // Above the parallel threshold, with rows that straddle chunk and window boundaries, at
-    // densities from sparse to full.
+fn large_inputs_cross_chunks_and_runs() {
+    // Above the parallel threshold, with rows that straddle chunk boundaries, at densities
+    // from sparse to full.
     let mut rng = Rng(5);
     for (sizes, percent) in [
         ([3usize, 7, 4099], 2),
@@ -837,9 +837,9 @@ fn sparse_inputs_gathered_across_words_match_the_reference() {
 }
 
 #[test]
-fn density_changing_between_windows() {
-    // Stretches of 0 %, 100 %, 4 % and 100 % density, each several windows long under the
-    // tiny tunings: windows and chunks with no rows, with a row per element, and sparse.
+fn density_changing_between_chunks() {
+    // Stretches of 0 %, 100 %, 4 % and 100 % density, each several chunks long under the
+    // tiny tunings: chunks with no rows, with a row per element, and sparse.
     let mut rng = Rng(11);
     let stretch = 9_000;
     let values: Vec<u8> = [0, 100, 4, 100, 0]
@@ -850,6 +850,78 @@ fn density_changing_between_windows() {
     let input = packed::<u8>(&[5, 3, stretch as u32 / 3], &values);
     let coordinates = packed_coordinates(&[count as u32, 4]);
     check_all::<u8>(&input, &coordinates, "stretches of 0/100/4/100/0 %");
+}
+
+#[test]
+fn more_workers_than_cores_match_the_reference() {
+    // Seven workers on a pool of seven threads (more than this machine's cores, so workers
+    // are descheduled while others wait for them), each taking many tiny chunks.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(7)
+        .build()
+        .unwrap();
+    let mut rng = Rng(17);
+    for percent in [3, 60] {
+        let values = random_values::<u8>(&mut rng, 30_000, percent);
+        let input = packed::<u8>(&[3, 100, 100], &values);
+        let coordinates = packed_coordinates(&[30_000, 3]);
+        pool.install(|| check_all::<u8>(&input, &coordinates, &format!("7 workers {percent}%")));
+    }
+}
+
+// --- The chained prefix sum ---
+
+use super::{Chain, PoisonOnPanic};
+
+#[test]
+fn chain_gives_each_chunk_the_rows_before_it_whatever_the_order_of_counting() {
+    // Four threads claim the chunks and publish each chunk's count (its index mod 5); every
+    // chunk must get the sum of the counts before it, and the total the sum of all.
+    let chunks = 2_000;
+    let chain = Chain::new(chunks);
+    let got: Vec<Vec<(usize, usize)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    while let Some(c) = chain.claim() {
+                        mine.push((c, chain.publish(c, c % 5)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let mut before: Vec<(usize, usize)> = got.into_iter().flatten().collect();
+    before.sort_unstable();
+    assert_eq!(before.len(), chunks);
+    let mut sum = 0;
+    for (c, rows) in before {
+        assert_eq!(rows, sum, "chunk {c}");
+        sum += c % 5;
+    }
+    assert_eq!(chain.total(), sum);
+    assert_eq!(chain.claim(), None);
+}
+
+#[test]
+fn a_worker_that_panics_releases_the_one_waiting_for_it() {
+    // Chunk 0's owner panics before publishing: the owner of chunk 1 must fail, not wait.
+    let chain = Chain::new(2);
+    assert_eq!(chain.claim(), Some(0));
+    assert_eq!(chain.claim(), Some(1));
+    let owner = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let _poison = PoisonOnPanic(&chain.failed);
+                panic!("chunk 0 failed");
+            })
+            .join()
+    });
+    assert!(owner.is_err());
+    let waiter = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| chain.publish(1, 3)));
+    assert!(waiter.is_err());
 }
 
 /// Times the kernel on the benchmark's shape ({3,10,1000,1000}, FLOAT32 and UINT8, 5/50/90%)
