@@ -337,7 +337,7 @@ impl Job<'_> {
         }
         let workers = if self.parallel(len) { threads() } else { 1 };
         let chunk = self.chunk_len::<T>(len, workers);
-        let chain = Chain::new(len.div_ceil(chunk));
+        let chain = Chain::new(len.div_ceil(chunk), workers > 1);
         let rows = SharedRows::new(out, self.n * 4);
         let pass = Pass {
             shape: RowShape::new(self.input.sizes(), self.n),
@@ -359,7 +359,7 @@ impl Job<'_> {
     /// Elements per chunk: the input bytes one thread prefetches while it writes a chunk's rows
     /// ([`NONZERO_READ_AHEAD_BYTES`]), fewer when `workers` would otherwise get fewer than four
     /// chunks each (but at least [`NONZERO_BLOCK_BYTES`]); a whole number of groups, and no
-    /// more than the tuning's cap.
+    /// more than the input or the tuning's cap.
     fn chunk_len<T: Zero>(&self, len: usize, workers: usize) -> usize {
         let most = NONZERO_READ_AHEAD_BYTES / T::SIZE;
         let chunk = if workers > 1 {
@@ -368,7 +368,11 @@ impl Job<'_> {
         } else {
             most
         };
-        chunk.min(self.tuning.chunk).max(1).next_multiple_of(GROUP)
+        chunk
+            .min(len)
+            .min(self.tuning.chunk)
+            .max(1)
+            .next_multiple_of(GROUP)
     }
 
     /// One worker of [`Job::write_all`]: takes the next chunk, computes its nonzero bits and
@@ -391,8 +395,14 @@ impl Job<'_> {
             return;
         };
         let packed = self.input.is_packed();
-        // The first chunk is not prefetched by rows before it: its masks pass prefetches.
-        let mut ahead = NONZERO_MASK_PREFETCH_BYTES;
+        // The first chunk is not prefetched by rows before it: on several threads its masks
+        // pass prefetches (on one, the hardware prefetcher alone was faster: see
+        // `NONZERO_MASK_PREFETCH_BYTES`).
+        let mut ahead = if pass.chain.shared {
+            NONZERO_MASK_PREFETCH_BYTES
+        } else {
+            0
+        };
         loop {
             let (start, end) = range(c);
             let bits = &mut bitmap[..(end - start).div_ceil(GROUP)];
@@ -423,12 +433,9 @@ impl Job<'_> {
                 Some(n) => c = n,
                 None => return,
             }
-            // Its input was prefetched while the rows were written.
-            ahead = if packed {
-                0
-            } else {
-                NONZERO_MASK_PREFETCH_BYTES
-            };
+            // Its input was prefetched while the rows were written (a strided input is not
+            // prefetched at all).
+            ahead = 0;
         }
     }
 
@@ -470,6 +477,9 @@ impl Job<'_> {
     }
 }
 
+/// Chunks whose ends a [`Chain`] keeps inline.
+const FEW_CHUNKS: usize = 8;
+
 /// What every worker of one [`Job::write_all`] shares.
 struct Pass<'a> {
     shape: RowShape,
@@ -492,26 +502,56 @@ struct Pass<'a> {
 struct Chain {
     /// The next chunk to hand out.
     next: AtomicUsize,
-    /// For each chunk, 1 + the rows of all chunks up to and including it; 0 until published.
-    ends: Vec<AtomicUsize>,
+    /// True when several workers claim chunks (one alone claims without a locked
+    /// read-modify-write: tens of cycles a call, which a tiny input notices).
+    shared: bool,
+    /// For each chunk, 1 + the rows of all chunks up to and including it; 0 until published:
+    /// in `few` when there are at most [`FEW_CHUNKS`] chunks (no allocation for small
+    /// inputs), else in `many`.
+    few: [AtomicUsize; FEW_CHUNKS],
+    many: Vec<AtomicUsize>,
+    chunks: usize,
     /// Set when a worker panicked, so that the others stop waiting for it.
     failed: AtomicBool,
 }
 
 impl Chain {
-    /// A chain of `chunks` chunks, none claimed.
-    fn new(chunks: usize) -> Chain {
+    /// A chain of `chunks` chunks, none claimed, for several workers when `shared`.
+    fn new(chunks: usize, shared: bool) -> Chain {
+        let many = if chunks > FEW_CHUNKS {
+            (0..chunks).map(|_| AtomicUsize::new(0)).collect()
+        } else {
+            Vec::new()
+        };
         Chain {
             next: AtomicUsize::new(0),
-            ends: (0..chunks).map(|_| AtomicUsize::new(0)).collect(),
+            shared,
+            few: Default::default(),
+            many,
+            chunks,
             failed: AtomicBool::new(false),
+        }
+    }
+
+    /// Where chunk `c`'s end is published.
+    fn end(&self, c: usize) -> &AtomicUsize {
+        if self.chunks > FEW_CHUNKS {
+            &self.many[c]
+        } else {
+            &self.few[c]
         }
     }
 
     /// The next unclaimed chunk, or `None` when all are taken.
     fn claim(&self) -> Option<usize> {
-        let c = self.next.fetch_add(1, Ordering::Relaxed);
-        (c < self.ends.len()).then_some(c)
+        let c = if self.shared {
+            self.next.fetch_add(1, Ordering::Relaxed)
+        } else {
+            let c = self.next.load(Ordering::Relaxed);
+            self.next.store(c + 1, Ordering::Relaxed);
+            c
+        };
+        (c < self.chunks).then_some(c)
     }
 
     /// Records that chunk `c` holds `count` rows, once the chunks before it are counted;
@@ -524,7 +564,7 @@ impl Chain {
             None => 0,
             Some(previous) => self.wait_for(previous),
         };
-        self.ends[c].store(1 + before + count, Ordering::Release);
+        self.end(c).store(1 + before + count, Ordering::Release);
         before
     }
 
@@ -533,7 +573,7 @@ impl Chain {
     fn wait_for(&self, c: usize) -> usize {
         let mut spins = 0u32;
         loop {
-            let end = self.ends[c].load(Ordering::Acquire);
+            let end = self.end(c).load(Ordering::Acquire);
             if end != 0 {
                 return end - 1;
             }
@@ -552,9 +592,10 @@ impl Chain {
 
     /// The total row count, once every chunk is published.
     fn total(&self) -> usize {
-        self.ends
-            .last()
-            .map_or(0, |end| end.load(Ordering::Acquire) - 1)
+        match self.chunks.checked_sub(1) {
+            Some(last) => self.end(last).load(Ordering::Acquire) - 1,
+            None => 0,
+        }
     }
 }
 

@@ -871,14 +871,22 @@ fn more_workers_than_cores_match_the_reference() {
 
 // --- The chained prefix sum ---
 
-use super::{Chain, PoisonOnPanic};
+use super::{Chain, PoisonOnPanic, FEW_CHUNKS};
 
 #[test]
 fn chain_gives_each_chunk_the_rows_before_it_whatever_the_order_of_counting() {
     // Four threads claim the chunks and publish each chunk's count (its index mod 5); every
-    // chunk must get the sum of the counts before it, and the total the sum of all.
-    let chunks = 2_000;
-    let chain = Chain::new(chunks);
+    // chunk must get the sum of the counts before it, and the total the sum of all. Chains
+    // of up to `FEW_CHUNKS` keep their ends inline, longer ones on the heap.
+    for chunks in [1, 7, FEW_CHUNKS, FEW_CHUNKS + 1, 2_000] {
+        check_chain(chunks);
+    }
+}
+
+/// Runs [`chain_gives_each_chunk_the_rows_before_it_whatever_the_order_of_counting`] on a
+/// chain of `chunks` chunks.
+fn check_chain(chunks: usize) {
+    let chain = Chain::new(chunks, true);
     let got: Vec<Vec<(usize, usize)>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..4)
             .map(|_| {
@@ -908,7 +916,7 @@ fn chain_gives_each_chunk_the_rows_before_it_whatever_the_order_of_counting() {
 #[test]
 fn a_worker_that_panics_releases_the_one_waiting_for_it() {
     // Chunk 0's owner panics before publishing: the owner of chunk 1 must fail, not wait.
-    let chain = Chain::new(2);
+    let chain = Chain::new(2, true);
     assert_eq!(chain.claim(), Some(0));
     assert_eq!(chain.claim(), Some(1));
     let owner = std::thread::scope(|scope| {
