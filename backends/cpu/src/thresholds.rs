@@ -99,12 +99,19 @@ pub const ARGMAX_CHUNK_ROWS: usize = 256;
 pub const ARGMAX_SPLIT_FACTOR: usize = 4;
 
 /// NonZeroCoordinates on several threads: the least bytes of input per chunk (inputs too
-/// small for four chunks of [`NONZERO_READ_AHEAD_BYTES`] per thread get smaller chunks, none
-/// smaller than this).
+/// small for [`NONZERO_CHUNKS_PER_WORKER`] chunks of [`NONZERO_READ_AHEAD_BYTES`] per thread
+/// get smaller chunks, none smaller than this).
 pub const NONZERO_BLOCK_BYTES: usize = 64 << 10;
 
+/// NonZeroCoordinates on several threads: chunks per worker that a mid-sized input is cut
+/// into at least (while chunks stay at least [`NONZERO_BLOCK_BYTES`]), so that a worker woken
+/// late or slowed finds chunks left: on two threads of a 2-core Intel Xeon virtual machine (medians of 21, alternated), UINT8
+/// `[13, 103489]` at 25 % took 0.171 ms with 4, 0.141 with 8 (the former two-loop windows:
+/// 0.129–0.144), `[5701, 19, 12]` at 95 % 0.599 and 0.533; 16 was no better.
+pub const NONZERO_CHUNKS_PER_WORKER: usize = 8;
+
 /// NonZeroCoordinates: input bytes per chunk. While a worker writes a chunk's rows, it
-/// prefetches the input of the chunk it takes next into L2 (a slice per mask word), so that
+/// prefetches the input of the chunk it will likely take next into L2 (a slice per mask word), so that
 /// the memory reads overlap the row writing; a chunk this size stays in L2. On two threads of
 /// a 2-core Intel Xeon virtual machine, 3e7 elements (medians of 21, alternated), UINT8 5 %
 /// took 2.55, 2.52, 2.51, 2.76 and 3.28 ms with chunks of 64, 128, 256, 512 and 1024 KiB,

@@ -13,9 +13,9 @@
 //!    strides), whose bit count is the chunk's row count;
 //! 2. waits until the chunks before it are counted, and publishes where its rows end (a
 //!    chained prefix sum, [`Chain`]);
-//! 3. takes its next chunk and writes this one's rows from its bits into its own part of the
-//!    output, prefetching the next chunk's input into L2 as it goes, so that reading and
-//!    writing overlap instead of taking turns.
+//! 3. writes its rows from its bits into its own part of the output, prefetching into L2 the
+//!    input of the chunk it will likely take next, so that reading and writing overlap
+//!    instead of taking turns; then takes its next chunk.
 //!
 //! The chunk's bits (an eighth of a byte per element) stay in cache between the passes, so
 //! the input is read once. One parallel call wakes the pool once: the workers wait for each
@@ -50,7 +50,8 @@ use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
-    NONZERO_BLOCK_BYTES, NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES,
+    NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER, NONZERO_MASK_PREFETCH_BYTES,
+    NONZERO_READ_AHEAD_BYTES,
 };
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
@@ -343,6 +344,7 @@ impl Job<'_> {
             shape: RowShape::new(self.input.sizes(), self.n),
             chunk,
             stream: len * self.n * 4 >= self.tuning.stream_min,
+            workers,
             chain: &chain,
             rows: &rows,
         };
@@ -357,14 +359,16 @@ impl Job<'_> {
     }
 
     /// Elements per chunk: the input bytes one thread prefetches while it writes a chunk's rows
-    /// ([`NONZERO_READ_AHEAD_BYTES`]), fewer when `workers` would otherwise get fewer than four
-    /// chunks each (but at least [`NONZERO_BLOCK_BYTES`]); a whole number of groups, and no
+    /// ([`NONZERO_READ_AHEAD_BYTES`]), fewer when `workers` would otherwise get fewer than
+    /// [`NONZERO_CHUNKS_PER_WORKER`] chunks each (but at least [`NONZERO_BLOCK_BYTES`]); a whole number
+    /// of groups, and no
     /// more than the input or the tuning's cap.
     fn chunk_len<T: Zero>(&self, len: usize, workers: usize) -> usize {
         let most = NONZERO_READ_AHEAD_BYTES / T::SIZE;
         let chunk = if workers > 1 {
             let least = NONZERO_BLOCK_BYTES / T::SIZE;
-            len.div_ceil(4 * workers).clamp(least, most)
+            len.div_ceil(NONZERO_CHUNKS_PER_WORKER * workers)
+                .clamp(least, most)
         } else {
             most
         };
@@ -377,7 +381,7 @@ impl Job<'_> {
 
     /// One worker of [`Job::write_all`]: takes the next chunk, computes its nonzero bits and
     /// count, waits for the rows before it to be counted, then writes its rows while
-    /// prefetching the input of the chunk it takes next.
+    /// prefetching the input of the chunk it will likely take next; until none is left.
     fn worker<T: Zero>(&self, pass: &Pass<'_>) {
         let _poison = PoisonOnPanic(&pass.chain.failed);
         let len = self.input.count;
@@ -395,26 +399,29 @@ impl Job<'_> {
             return;
         };
         let packed = self.input.is_packed();
-        // The first chunk is not prefetched by rows before it: on several threads its masks
-        // pass prefetches (on one, the hardware prefetcher alone was faster: see
+        // A chunk not prefetched by rows before it: on several threads its masks pass
+        // prefetches (on one, the hardware prefetcher alone was faster: see
         // `NONZERO_MASK_PREFETCH_BYTES`).
-        let mut ahead = if pass.chain.shared {
+        let unprefetched = if pass.chain.shared {
             NONZERO_MASK_PREFETCH_BYTES
         } else {
             0
         };
+        let mut ahead = unprefetched;
         loop {
             let (start, end) = range(c);
             let bits = &mut bitmap[..(end - start).div_ceil(GROUP)];
             let count = self.masks::<T>(start, end, bits, ahead);
             let before = pass.chain.publish(c, count);
-            let next = pass.chain.claim();
-            let next_input = match next {
-                Some(n) if packed => {
-                    let (from, to) = range(n);
-                    &self.data[from * T::SIZE..to * T::SIZE]
-                }
-                _ => &[],
+            // The next chunk is claimed after this one's rows, so that a worker waiting for
+            // its count does not wait for these rows too; the one prefetched is a guess (the
+            // workers usually take turns), right on one thread.
+            let guess = c + pass.workers;
+            let next_input = if packed && guess < pass.chain.chunks {
+                let (from, to) = range(guess);
+                &self.data[from * T::SIZE..to * T::SIZE]
+            } else {
+                &[]
             };
             // SAFETY: `publish` gave chunk `c` rows `before..before + count`, which no other
             // chunk gets (chunks are claimed once and their row ranges follow each other).
@@ -429,13 +436,13 @@ impl Job<'_> {
                 pass.stream,
                 next_input,
             );
-            match next {
-                Some(n) => c = n,
-                None => return,
-            }
-            // Its input was prefetched while the rows were written (a strided input is not
-            // prefetched at all).
-            ahead = 0;
+            let Some(next) = pass.chain.claim() else {
+                return;
+            };
+            // A chunk guessed right was prefetched while the rows were written (a strided
+            // input is not prefetched at all).
+            ahead = if next == guess { 0 } else { unprefetched };
+            c = next;
         }
     }
 
@@ -487,6 +494,8 @@ struct Pass<'a> {
     chunk: usize,
     /// True when rows go out through non-temporal stores.
     stream: bool,
+    /// How many workers share the chunks.
+    workers: usize,
     chain: &'a Chain,
     rows: &'a SharedRows,
 }
