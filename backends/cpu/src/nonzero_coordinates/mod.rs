@@ -21,9 +21,9 @@
 //! the input is read once. One parallel call wakes the pool once: the workers wait for each
 //! other only at step 2, where the chunk before was taken earlier by a worker that is running
 //! (see [`Chain`] for why no wait can block for good). The former design, two parallel loops
-//! per window of 2^23 elements, let no thread read while the rows were written and was
-//! 8–26 % slower on two threads.
-
+//! per window of 2^23 elements, let no thread read while the rows were written and took 1.1–1.4
+//! times as long on two threads (round 24 in `docs/performance.md`).
+//!
 //! Rows are written by [`emit`]: the coordinates of a run of the innermost dimension are
 //! followed incrementally (a division only when a set bit lies past the current run), so a
 //! 64-element group inside one run is a template row (the outer coordinates) plus a varying
@@ -57,6 +57,7 @@ use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
 use rayon::prelude::*;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Runs `DML_NONZERO_COORDINATES` on validated, length-checked tensors.
@@ -360,9 +361,8 @@ impl Job<'_> {
 
     /// Elements per chunk: the input bytes one thread prefetches while it writes a chunk's rows
     /// ([`NONZERO_READ_AHEAD_BYTES`]), fewer when `workers` would otherwise get fewer than
-    /// [`NONZERO_CHUNKS_PER_WORKER`] chunks each (but at least [`NONZERO_BLOCK_BYTES`]); a whole number
-    /// of groups, and no
-    /// more than the input or the tuning's cap.
+    /// [`NONZERO_CHUNKS_PER_WORKER`] chunks each (but at least [`NONZERO_BLOCK_BYTES`]); a
+    /// whole number of groups, and no more than the input or the tuning's cap.
     fn chunk_len<T: Zero>(&self, len: usize, workers: usize) -> usize {
         let most = NONZERO_READ_AHEAD_BYTES / T::SIZE;
         let chunk = if workers > 1 {
@@ -497,7 +497,7 @@ struct Pass<'a> {
     /// How many workers share the chunks.
     workers: usize,
     chain: &'a Chain,
-    rows: &'a SharedRows,
+    rows: &'a SharedRows<'a>,
 }
 
 /// Chunks handed out in order, and the rows counted up to each: a chained prefix sum.
@@ -619,23 +619,26 @@ impl Drop for PoisonOnPanic<'_> {
     }
 }
 
-/// The packed output rows, written by several workers in disjoint regions.
-struct SharedRows {
+/// The packed output rows, written by several workers in disjoint regions (it borrows the
+/// output exclusively for its lifetime).
+struct SharedRows<'a> {
     data: *mut u8,
     len: usize,
     row_bytes: usize,
+    output: PhantomData<&'a mut [u8]>,
 }
 
 // SAFETY: workers only write through `region`, whose callers guarantee disjoint regions.
-unsafe impl Sync for SharedRows {}
+unsafe impl Sync for SharedRows<'_> {}
 
-impl SharedRows {
+impl<'a> SharedRows<'a> {
     /// Rows of `row_bytes` each, in `out`.
-    fn new(out: &mut [u8], row_bytes: usize) -> SharedRows {
+    fn new(out: &'a mut [u8], row_bytes: usize) -> SharedRows<'a> {
         SharedRows {
             data: out.as_mut_ptr(),
             len: out.len(),
             row_bytes,
+            output: PhantomData,
         }
     }
 
@@ -648,8 +651,11 @@ impl SharedRows {
     /// If they lie past the end of the output.
     #[allow(clippy::mut_from_ref)]
     unsafe fn region(&self, first: usize, count: usize) -> &mut [u8] {
-        let start = first * self.row_bytes;
-        let bytes = count * self.row_bytes;
+        let bytes = count.checked_mul(self.row_bytes);
+        let start = first.checked_mul(self.row_bytes);
+        let (Some(start), Some(bytes)) = (start, bytes) else {
+            panic!("NonZeroCoordinates rows miscounted");
+        };
         assert!(
             start.checked_add(bytes).is_some_and(|end| end <= self.len),
             "NonZeroCoordinates rows miscounted"
