@@ -105,17 +105,18 @@ pub const NONZERO_BLOCK_BYTES: usize = 64 << 10;
 
 /// NonZeroCoordinates on several threads: chunks per worker that a mid-sized input is cut
 /// into at least (while chunks stay at least [`NONZERO_BLOCK_BYTES`]), so that a worker woken
-/// late or slowed finds chunks left: on two threads of a 2-core Intel Xeon virtual machine (medians of 21, alternated), UINT8
-/// `[13, 103489]` at 25 % took 0.171 ms with 4, 0.141 with 8 (the former two-loop windows:
-/// 0.129–0.144), `[5701, 19, 12]` at 95 % 0.599 and 0.533; 16 was no better.
+/// late or slowed finds chunks left: on two threads of a 2-core Intel Xeon virtual machine
+/// (medians of 21, alternated), UINT8 `[13, 103489]` at 25 % took 0.171 ms with 4, 0.141
+/// with 8 (the former two-loop windows: 0.129–0.144), `[5701, 19, 12]` at 95 % 0.599 and
+/// 0.533; 16 was no better.
 pub const NONZERO_CHUNKS_PER_WORKER: usize = 8;
 
 /// NonZeroCoordinates: input bytes per chunk. While a worker writes a chunk's rows, it
-/// prefetches the input of the chunk it will likely take next into L2 (a slice per mask word), so that
-/// the memory reads overlap the row writing; a chunk this size stays in L2. On two threads of
-/// a 2-core Intel Xeon virtual machine, 3e7 elements (medians of 21, alternated), UINT8 5 %
-/// took 2.55, 2.52, 2.51, 2.76 and 3.28 ms with chunks of 64, 128, 256, 512 and 1024 KiB,
-/// UINT8 50 % 7.69, 7.21, 7.26, 7.74 and 8.35 ms.
+/// prefetches the input of the chunk it will likely take next into L2 (a slice per mask
+/// word), so that the memory reads overlap the row writing; a chunk this size stays in L2.
+/// On two threads of a 2-core Intel Xeon virtual machine, 3e7 elements (medians of 21,
+/// alternated), UINT8 5 % took 2.55, 2.52, 2.51, 2.76 and 3.28 ms with chunks of 64, 128,
+/// 256, 512 and 1024 KiB, UINT8 50 % 7.69, 7.21, 7.26, 7.74 and 8.35 ms.
 pub const NONZERO_READ_AHEAD_BYTES: usize = 256 << 10;
 
 /// NonZeroCoordinates on several threads: how far ahead (bytes) the nonzero masks pass
@@ -123,10 +124,10 @@ pub const NONZERO_READ_AHEAD_BYTES: usize = 256 << 10;
 /// bus's speed: on a 2-core Intel Xeon virtual machine, 3e7 elements at 5 % on two threads
 /// (medians of 60, a numpy call between calls as in the benchmark), FLOAT32 7.45 → 6.0–6.1 ms
 /// (1 KiB: 6.3; 2, 4 and 8 KiB within noise of each other), UINT8 3.2 → 2.9–3.0 ms (measured
-/// with the former windows of 2^23 elements). Now only each worker's first chunk is
-/// prefetched this way: the later ones are prefetched while the previous chunk's rows are
-/// written ([`NONZERO_READ_AHEAD_BYTES`]), and prefetching again in the masks pass cost one
-/// thread 2–5 %.
+/// with the former windows of 2^23 elements). Now only chunks that no rows prefetched are
+/// prefetched this way (a worker's first, or one it did not guess): the others are prefetched
+/// while the previous chunk's rows are written ([`NONZERO_READ_AHEAD_BYTES`]), and
+/// prefetching again in the masks pass cost one thread 2–5 %.
 pub const NONZERO_MASK_PREFETCH_BYTES: usize = 4096;
 
 /// NonZeroCoordinates: elements per nonzero bit mask.

@@ -300,15 +300,20 @@ impl Job<'_> {
         Ok(total)
     }
 
-    /// True when the passes over `len` elements run in parallel.
-    fn parallel(&self, len: usize) -> bool {
-        len >= self.tuning.parallel_min && threads() > 1
+    /// How many workers share the passes over `len` elements: one per thread of the pool,
+    /// or the caller alone below the parallel threshold.
+    fn workers(&self, len: usize) -> usize {
+        if len >= self.tuning.parallel_min {
+            threads()
+        } else {
+            1
+        }
     }
 
     /// The nonzero count, without writing rows.
     fn count_all<T: Zero>(&self) -> usize {
         let len = self.input.count;
-        let workers = if self.parallel(len) { threads() } else { 1 };
+        let workers = self.workers(len);
         let chunk = self.chunk_len::<T>(len, workers).min(64 * SMALL_WORDS);
         let count = |c: usize| {
             let start = c * chunk;
@@ -323,7 +328,7 @@ impl Job<'_> {
             )
         };
         let chunks = len.div_ceil(chunk);
-        if self.parallel(len) {
+        if workers > 1 {
             (0..chunks).into_par_iter().map(count).sum()
         } else {
             (0..chunks).map(count).sum()
@@ -337,7 +342,7 @@ impl Job<'_> {
         if len == 0 {
             return 0;
         }
-        let workers = if self.parallel(len) { threads() } else { 1 };
+        let workers = self.workers(len);
         let chunk = self.chunk_len::<T>(len, workers);
         let chain = Chain::new(len.div_ceil(chunk), workers > 1);
         let rows = SharedRows::new(out, self.n * 4);
