@@ -36,6 +36,37 @@ const OVERRUN: usize = 64 * MAX_N;
 /// overrun.
 const STAGE_CAPACITY: usize = STAGE_BYTES + GROUP * 4 * MAX_N + OVERRUN;
 
+/// The staging buffer of [`Sink`], starting on a cache line, so that its 64-byte stores do
+/// not straddle lines. A plain allocation starts on whichever 16-byte boundary the heap gives:
+/// round 24's code, which only moved the allocation, took one thread's NonZeroCoordinates
+/// UINT8 3e7 50 % from 12.6–13.0 to 14.0–14.7 ms (90 %: 20.7 against 23.6); aligned, 12.9.
+#[repr(C, align(64))]
+struct AlignedStage([u8; STAGE_CAPACITY]);
+
+/// [`AlignedStage`] when rows are streamed, or nothing (empty) when they are written in place.
+struct Stage(Option<Box<AlignedStage>>);
+
+impl Stage {
+    /// A zeroed stage when `stream`, else an empty one (no allocation).
+    fn new(stream: bool) -> Stage {
+        Stage(stream.then(|| Box::new(AlignedStage([0; STAGE_CAPACITY]))))
+    }
+}
+
+impl std::ops::Deref for Stage {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.0.as_ref().map_or(&[], |stage| &stage.0)
+    }
+}
+
+impl std::ops::DerefMut for Stage {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.0.as_mut().map_or(&mut [], |stage| &mut stage.0)
+    }
+}
+
 /// The input's sizes as rows see them.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RowShape {
@@ -568,7 +599,7 @@ struct Sink<'a> {
     written: usize,
     stream: bool,
     /// The staging buffer (empty unless `stream`) and its bytes in use.
-    stage: Vec<u8>,
+    stage: Stage,
     staged: usize,
     /// How [`RowShape`]'s columns are traded in every row, if they are, and the bytes at
     /// the start of the stage whose rows have them traded already.
@@ -583,11 +614,7 @@ impl<'a> Sink<'a> {
             out,
             written: 0,
             stream,
-            stage: if stream {
-                vec![0; STAGE_CAPACITY]
-            } else {
-                Vec::new()
-            },
+            stage: Stage::new(stream),
             staged: 0,
             swap: shape
                 .swapped_columns
@@ -1418,6 +1445,20 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_stage_starts_on_a_cache_line_and_only_when_streaming() {
+        // Held together, with small allocations between them, so that the allocator cannot
+        // hand back one address every time.
+        let mut held = Vec::new();
+        for k in 0..8 {
+            let stage = Stage::new(true);
+            assert_eq!(stage.as_ptr() as usize % 64, 0);
+            assert_eq!(stage.len(), STAGE_CAPACITY);
+            held.push((stage, vec![0u8; 8 + 24 * k]));
+        }
+        assert!(Stage::new(false).is_empty());
     }
 
     #[test]
