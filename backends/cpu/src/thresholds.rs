@@ -168,6 +168,11 @@ pub const ONE_HOT_DIRECT_MIN_ROW_BYTES: usize = 256;
 /// streamed, 1 MiB slowed a 2 MB one (0.13 -> 0.19 ms).
 pub const STREAM_MIN_BYTES: usize = 4 << 20;
 
+/// OneHot, scatter kernel: bytes of output per task, whatever the element size (tasks of
+/// [`TASK_ELEMENTS`] elements were 32 KiB of UINT8: each resolved its few positions and
+/// zeroed a position cache, a fifth of one thread's time on deep rows).
+pub const ONE_HOT_TASK_BYTES: usize = TASK_ELEMENTS * 8;
+
 /// OneHot: positions resolved from the indices at a time (into a buffer on the stack); also
 /// the longest row segment of the select kernel.
 pub const ONE_HOT_POSITION_BLOCK: usize = 1024;

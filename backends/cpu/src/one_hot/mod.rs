@@ -44,7 +44,7 @@ use crate::simd::{copy_streaming, stream_fence, Isa, LineStreamer};
 use crate::strided::{internal, write_packed, Layout, Nest};
 use crate::thresholds::{
     ONE_HOT_DIRECT_MIN_ROW_BYTES, ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER,
-    ONE_HOT_STAGE_BYTES, STREAM_MIN_BYTES,
+    ONE_HOT_STAGE_BYTES, ONE_HOT_TASK_BYTES, STREAM_MIN_BYTES,
 };
 use opconform_backend::{BackendError, DataType, Level, OneHotDesc, Tensor};
 
@@ -371,8 +371,9 @@ fn fill<V: Value>(
         ),
     };
     if shape.inner <= ONE_HOT_SCATTER_MAX_INNER {
-        for_each_chunk_mut(out, TASK_ELEMENTS * V::SIZE, mode.parallel, |c, chunk| {
-            scatter_task(&f, c * TASK_ELEMENTS, chunk, mode.stream);
+        let task = ONE_HOT_TASK_BYTES / V::SIZE;
+        for_each_chunk_mut(out, task * V::SIZE, mode.parallel, |c, chunk| {
+            scatter_task(&f, c * task, chunk, mode.stream);
         });
     } else {
         select_all(&f, out, mode);
@@ -1314,7 +1315,8 @@ mod tests {
     use crate::simd::Isa;
     use crate::strided::Layout;
     use crate::thresholds::{
-        ONE_HOT_LINES_BLOCK_ROWS, ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER, TASK_ELEMENTS,
+        ONE_HOT_LINES_BLOCK_ROWS, ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER,
+        ONE_HOT_TASK_BYTES, TASK_ELEMENTS,
     };
 
     /// splitmix64, for reproducible test data.
@@ -1492,10 +1494,10 @@ mod tests {
             (300, 16, 1),
             (150, 33, 1),
             (67, 63, 1),
-            // Several tasks.
-            (TASK_ELEMENTS / 64 + 7, 64, 1),
-            (TASK_ELEMENTS / 3 + 7, 3, 1),
-            (3, TASK_ELEMENTS / 40 + 1, 13),
+            // Several tasks (of ONE_HOT_TASK_BYTES: the most elements per task are UINT8's).
+            (ONE_HOT_TASK_BYTES / 64 + 7, 64, 1),
+            (ONE_HOT_TASK_BYTES / 3 + 7, 3, 1),
+            (3, ONE_HOT_TASK_BYTES / 40 + 1, 13),
         ] {
             check_shape(&mut rng, outer, depth, inner);
         }
