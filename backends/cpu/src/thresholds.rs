@@ -82,10 +82,6 @@ pub const ARGMAX_FOLD_LONE_RUN_BYTES: usize = 10;
 /// lane by lane over those (`argmax::run_lanes`) instead of reduced run by run.
 pub const ARGMAX_RUN_LANES_MAX_RUN_BYTES: usize = 1024;
 
-/// ... when the block of those runs (every output's run inside one unit) holds at least this
-/// many bytes (four AVX2 vectors).
-pub const ARGMAX_RUN_LANES_MIN_BLOCK_BYTES: usize = 128;
-
 /// ... with at most this many bytes of padding after each run (one AVX2 vector), folded as
 /// lanes and ignored.
 pub const ARGMAX_RUN_LANES_MAX_GAP_BYTES: usize = 32;

@@ -25,8 +25,8 @@ use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::thresholds::{
-    ARGMAX_RUN_LANES_MAX_GAP_BYTES, ARGMAX_RUN_LANES_MAX_RUN_BYTES,
-    ARGMAX_RUN_LANES_MIN_BLOCK_BYTES, ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES,
+    ARGMAX_RUN_LANES_MAX_GAP_BYTES, ARGMAX_RUN_LANES_MAX_RUN_BYTES, ARGMAX_SPLIT_FACTOR,
+    ARGMAX_TAIL_BYTES,
 };
 
 /// How a [`Shape::Scan`] plan is reduced lane by lane (see the module documentation).
@@ -49,8 +49,8 @@ impl RunLanes {
     /// The lane-by-lane reduction of `plan` for elements of `T`, or None when its runs are
     /// long (at least [`ARGMAX_RUN_LANES_MAX_RUN_BYTES`]: the run kernels reduce them well),
     /// not contiguous, alone in their output (no other reduced dimension), or without a kept
-    /// dimension packed right outside them, or when the block is shorter than
-    /// [`ARGMAX_RUN_LANES_MIN_BLOCK_BYTES`].
+    /// dimension packed right outside them. A block of any width is taken: one of 18 bytes
+    /// (UINT8 `[4, 100000, 2, 9]` over axes 1 and 3) took 2.2 ms this way, 11.8 run by run.
     pub(super) fn new<T: Lanes>(plan: &Plan) -> Option<RunLanes> {
         if plan.shape != Shape::Scan {
             return None;
@@ -87,7 +87,7 @@ impl RunLanes {
             span = span.checked_mul(dim.size)?;
             taken += 1;
         }
-        if taken == 0 || span.checked_mul(T::SIZE)? < ARGMAX_RUN_LANES_MIN_BLOCK_BYTES {
+        if taken == 0 {
             return None;
         }
         let block = inside[inside.len() - taken..].to_vec();

@@ -1191,7 +1191,7 @@ fn short_runs_inside_kept_dimensions_fold_lane_by_lane_and_match_the_reference()
     let rows = ARGMAX_CHUNK_ROWS as u32 + 3;
     for (t, data_type) in ALL_TYPES.iter().enumerate() {
         let longest = (ARGMAX_RUN_LANES_MAX_RUN_BYTES / data_type.size_in_bytes()) as u32;
-        let shapes: [(Vec<u32>, Vec<usize>, Vec<u32>); 7] = [
+        let shapes: [(Vec<u32>, Vec<usize>, Vec<u32>); 9] = [
             // {u, r, k, run} axes 1,3 in logical order.
             (vec![3, 9, 37, 16], vec![0, 1, 2, 3], vec![1, 3]),
             // The longest run, and one element past it (then the scan kernels).
@@ -1207,6 +1207,10 @@ fn short_runs_inside_kept_dimensions_fold_lane_by_lane_and_match_the_reference()
             // The run is logical axis 1, innermost in memory: its index stride is axis 3's
             // size.
             (vec![3, 6, 5, 4], vec![0, 3, 2, 1], vec![1, 3]),
+            // Blocks narrower than a vector (one vector per row, its lanes past the block
+            // ignored; the last rows end the input), past a chunk of rows and within one.
+            (vec![3, rows, 3, 2], vec![0, 1, 2, 3], vec![1, 3]),
+            (vec![5, 7, 2, 3], vec![0, 1, 2, 3], vec![1, 3]),
         ];
         for (k, (sizes, order, axes)) in shapes.into_iter().enumerate() {
             // Packed, and with padding after each run of up to a vector (lanes folded and
