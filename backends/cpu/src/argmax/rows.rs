@@ -711,6 +711,12 @@ impl PackedItems {
         if inner.stride < k || item_bytes < PACKED_ITEM_MIN_BYTES {
             return None;
         }
+        // Items that interleave (the next one starts inside this one's rows) are left to the
+        // spanned tail, which reads each row of many items at once.
+        let next_item = plan.outer[..left].last().map_or(usize::MAX, |d| d.stride);
+        if next_item < inner.stride.saturating_mul(inner.size) {
+            return None;
+        }
         let packed = PackedTail::new::<T>(isa, k, inner.stride, inner.size)?;
         Some(PackedItems {
             tail: packed,
@@ -868,5 +874,34 @@ impl Widened {
                 index: groups * m * inner.index_stride,
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strided::Layout;
+    use opconform_backend::{DataType, TensorDesc};
+
+    fn plan(sizes: &[u32], strides: Option<&[u32]>, reduced: &[bool]) -> Plan {
+        let desc = TensorDesc::with_strides(DataType::Int64, sizes, strides).unwrap();
+        let layout = Layout::new(&desc, desc.total_tensor_size_in_bytes as usize, "t").unwrap();
+        Plan::new(&layout, reduced)
+    }
+
+    #[test]
+    fn packed_items_are_taken_only_when_they_do_not_interleave() {
+        let isa = Isa::detect();
+        if !isa.avx2() {
+            return;
+        }
+        // `[n, 34, 2]` over axis 1: each item is its own 68 elements.
+        let own = plan(&[100, 34, 2], None, &[false, true, false]);
+        assert!(PackedItems::new::<i64>(isa, &own).is_some());
+        // `[79, 7587, 2]` padded to 7 per position, over axis 0: an item's 79 rows lie 53,109
+        // elements apart and the next item starts 7 elements on, inside them.
+        let strides = [7587 * 7, 7, 1];
+        let interleaved = plan(&[79, 7587, 2], Some(&strides), &[true, false, false]);
+        assert!(PackedItems::new::<i64>(isa, &interleaved).is_none());
     }
 }
