@@ -359,22 +359,23 @@ impl PackedTail {
         positions: &mut [usize],
     ) {
         let held = per_vector.min(self.rows);
+        let lane = |output: usize, place: usize| {
+            let byte = (place * self.pitch + output) * T::SIZE;
+            let key = T::lane_key(&values[byte..byte + T::SIZE]);
+            let number = T::lane_index(&numbers[byte..byte + T::SIZE]);
+            (key, number * per_vector + place)
+        };
         for (output, position) in positions[..self.k].iter_mut().enumerate() {
-            let mut best: Option<(T::Key, usize)> = None;
-            for place in 0..held {
-                let byte = (place * self.pitch + output) * T::SIZE;
-                let key = T::lane_key(&values[byte..byte + T::SIZE]);
-                let number = T::lane_index(&numbers[byte..byte + T::SIZE]);
-                let at = number * per_vector + place;
-                let take = match best {
-                    None => true,
-                    Some((k, p)) => key > k || (key == k && if LAST { at > p } else { at < p }),
-                };
-                if take {
-                    best = Some((key, at));
-                }
+            // Selects rather than branches: on random data the winner is a coin toss, and
+            // mispredicted branches cost UINT8 `[n, 10, 3]` over axis 1 about 3 ns a lane.
+            let (mut key, mut at) = lane(output, 0);
+            for place in 1..held {
+                let (k, p) = lane(output, place);
+                let take = k > key || (k == key && if LAST { p > at } else { p < at });
+                key = if take { k } else { key };
+                at = if take { p } else { at };
             }
-            *position = best.map_or(0, |(_, at)| at);
+            *position = at;
         }
     }
 }

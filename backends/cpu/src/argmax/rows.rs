@@ -153,11 +153,11 @@ impl Job<'_> {
     /// Reduces every output of a [`Shape::Rows`](super::plan::Shape::Rows) plan.
     pub(super) fn rows<T: Lanes, O: FromIndex, const LAST: bool>(&self, outputs: &Outputs<O>) {
         let plan = self.plan;
-        if let Some(packed) = PackedItems::new::<T>(self.isa, plan) {
+        let tail = Tail::new::<T>(&plan.outer, plan.tail.expect("a tail"), plan.tail_gap);
+        if let Some(packed) = PackedItems::new::<T>(self.isa, plan, !tail.is_spanned()) {
             self.rows_packed::<T, O, LAST>(outputs, &packed);
             return;
         }
-        let tail = Tail::new::<T>(&plan.outer, plan.tail.expect("a tail"), plan.tail_gap);
         if !tail.is_spanned() {
             if let Some(widened) = Widened::new::<T>(tail.dims[0], &plan.reduced) {
                 self.rows_widened::<T, O, LAST>(outputs, tail.dims[0], &widened);
@@ -681,12 +681,14 @@ struct PackedItems {
     index_stride: usize,
 }
 
-/// Items spanning fewer bytes are left to the other paths.
+/// Items spanning fewer bytes are left to a spanned tail when there is one.
 const PACKED_ITEM_MIN_BYTES: usize = 128;
 
 impl PackedItems {
     /// The packed items of `plan`, or None when its shape or the kernel does not allow them.
-    fn new<T: Lanes>(isa: Isa, plan: &Plan) -> Option<PackedItems> {
+    /// Items under [`PACKED_ITEM_MIN_BYTES`] are taken only when `small_items` (the tail is
+    /// not spanned over them).
+    fn new<T: Lanes>(isa: Isa, plan: &Plan, small_items: bool) -> Option<PackedItems> {
         let tail = plan.tail?;
         let [inner] = plan.reduced[..] else {
             return None;
@@ -703,12 +705,14 @@ impl PackedItems {
             k = k.checked_mul(plan.outer[left].size)?;
         }
         // Items of a few elements cost less spanned by a tail (`[n, 6, 3]` FLOAT32 over its
-        // middle axis took 18 ns per item so, 35 ns per item here).
+        // middle axis took 18 ns per item so, 35 ns per item here), but less here than
+        // widened when the tail does not span them (`[n, 10, 3]` 40 against 130 ns; UINT8
+        // `[n, 42, 2]` 80 against 190).
         let item_bytes = inner
             .size
             .saturating_mul(inner.stride)
             .saturating_mul(T::SIZE);
-        if inner.stride < k || item_bytes < PACKED_ITEM_MIN_BYTES {
+        if inner.stride < k || (item_bytes < PACKED_ITEM_MIN_BYTES && !small_items) {
             return None;
         }
         // Items that interleave (the next one starts inside this one's rows) are left to the
@@ -897,11 +901,11 @@ mod tests {
         }
         // `[n, 34, 2]` over axis 1: each item is its own 68 elements.
         let own = plan(&[100, 34, 2], None, &[false, true, false]);
-        assert!(PackedItems::new::<i64>(isa, &own).is_some());
+        assert!(PackedItems::new::<i64>(isa, &own, false).is_some());
         // `[79, 7587, 2]` padded to 7 per position, over axis 0: an item's 79 rows lie 53,109
         // elements apart and the next item starts 7 elements on, inside them.
         let strides = [7587 * 7, 7, 1];
         let interleaved = plan(&[79, 7587, 2], Some(&strides), &[true, false, false]);
-        assert!(PackedItems::new::<i64>(isa, &interleaved).is_none());
+        assert!(PackedItems::new::<i64>(isa, &interleaved, true).is_none());
     }
 }
