@@ -86,6 +86,13 @@ pub const ARGMAX_RUN_LANES_MAX_RUN_BYTES: usize = 1024;
 /// lanes and ignored.
 pub const ARGMAX_RUN_LANES_MAX_GAP_BYTES: usize = 32;
 
+/// ArgMax with the innermost dimension kept, on a permuted input whose tail outputs are
+/// scattered in the output: once the tail holds this many bytes of lanes, it spans no kept
+/// dimension that lies further in (a smaller slot stride) in the output; the items are then
+/// walked so that those dimensions change fastest, and neighbouring items fill the same
+/// output lines.
+pub const ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES: usize = 1024;
+
 /// ArgMax with the innermost dimension kept: input rows folded at a time (row numbers within a
 /// chunk fit the narrowest lanes).
 pub const ARGMAX_CHUNK_ROWS: usize = 256;

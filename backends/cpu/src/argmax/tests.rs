@@ -1392,6 +1392,37 @@ fn element_strided_runs_are_swept_in_vectors_and_match_the_reference() {
 }
 
 #[test]
+fn long_tails_of_permuted_inputs_walk_in_output_order_and_match_the_reference() {
+    // A permuted `[3, 2, 1100, 4]` stored as (axis 1, axis 3, axis 0, axis 2), reduced over
+    // axis 1: the tail (axis 2, 1,100 lanes, at least ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES of
+    // every type) spans axis 0 but not axis 3, innermost in the output, whose units are
+    // walked fastest over blocks of the tail; on one thread and split over two and three.
+    let mut rng = Rng(4242);
+    for data_type in ALL_TYPES.iter().copied() {
+        let input = laid_out(
+            data_type,
+            &[3, 2, 1100, 4],
+            &[1, 3, 0, 2],
+            &[0; 4],
+            &[],
+            &mut rng,
+        );
+        for threads in [1, 2, 3] {
+            on_threads(threads, || check_all(&input, &[1], "output-order tail"));
+        }
+        let padded = laid_out(
+            data_type,
+            &[3, 2, 1100, 4],
+            &[1, 3, 0, 2],
+            &[0, 0, 5, 0],
+            &[],
+            &mut rng,
+        );
+        on_threads(2, || check_all(&padded, &[1], "padded output-order tail"));
+    }
+}
+
+#[test]
 fn wide_packed_tails_are_reduced_per_item_and_match_the_reference() {
     // The kept elements just inside one reduced dimension fill one to eight vectors (a tail of
     // one dimension, or of two dense ones under a permuted logical order), each item reduced
