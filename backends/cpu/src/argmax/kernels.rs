@@ -399,10 +399,9 @@ pub(crate) fn fold_rows<T: Lanes, const LAST: bool>(
 /// Folds `rows` (in increasing index order, at most [`CHUNK_ROWS`]) of `lanes` contiguous
 /// outputs into fresh maxima with the vector kernel, leaving each output's row number (into
 /// `rows`) in `scratch` ([`FoldScratch::row_of`]): no running keys to fill or merge, for an
-/// output's whole reduction in one chunk. Returns false, leaving nothing, when there is no
-/// vector kernel for it (no AVX2; rows narrower than a vector take
-/// [`fold_rows_narrow_avx2`]) or a NaN was met; the caller
-/// then folds with [`fold_rows`].
+/// output's whole reduction in one chunk (rows narrower than a vector through
+/// [`fold_rows_narrow_avx2`]). Returns false, leaving nothing, when there is no vector kernel
+/// for it (no AVX2) or a NaN was met; the caller then folds with [`fold_rows`].
 ///
 /// # Panics
 /// If an element lies outside `data`.

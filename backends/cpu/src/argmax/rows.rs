@@ -32,8 +32,9 @@ use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::Isa;
 use crate::thresholds::{
-    ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES, ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPLIT_FACTOR,
-    ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP, ARGMAX_TAIL_GAP_SHORT,
+    ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES, ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES,
+    ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP,
+    ARGMAX_TAIL_GAP_SHORT,
 };
 use std::ops::Range;
 
@@ -612,12 +613,9 @@ impl Tail {
     fn block<T: Lanes>(&self) -> usize {
         let mut lanes = (ARGMAX_TAIL_BYTES / T::SIZE).max(1);
         if self.units_first {
-            // The units' items of one block fill an output range together: about
-            // ARGMAX_TAIL_BYTES of lanes among them all, but at least 4 KiB each (items of
-            // fewer cost more than the scattered writes: a permuted UINT8 `[2, 9, 593, 467]`
-            // over axis 1, 467 units, took 11 ms with items of 140 lanes, 5.5 with none).
+            // The units' items of one block fill an output range together.
             let units: usize = self.outer.iter().map(|d| d.size).product();
-            lanes = (lanes / units.max(1)).max(4096 / T::SIZE);
+            lanes = (lanes / units.max(1)).max(ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES / T::SIZE);
         }
         if !self.is_spanned() {
             return lanes;
