@@ -415,27 +415,21 @@ pub(crate) fn fold_rows_fresh<T: Lanes, const LAST: bool>(
 ) -> bool {
     assert!(rows.len() <= CHUNK_ROWS, "fold_rows_fresh: too many rows");
     #[cfg(target_arch = "x86_64")]
-    if isa.avx2() && !rows.is_empty() && lanes > 0 && lanes * T::SIZE < 32 {
+    if isa.avx2() && !rows.is_empty() && lanes > 0 {
         for &(offset, _) in rows {
             assert!(
                 (offset + lanes) * T::SIZE <= data.len(),
                 "fold_rows_fresh: row outside the input"
             );
         }
-        let (values, rows_of) = scratch.buffers(32);
-        // SAFETY: the CPU has AVX2 (`Isa::Avx2` or better); every row's `lanes` elements lie
-        // inside `data` (asserted above), fewer than 32 bytes; the scratch buffers hold 32.
-        return unsafe {
-            fold_rows_narrow_avx2::<T, LAST>(data, rows, lanes * T::SIZE, values, rows_of)
-        };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if isa.avx2() && !rows.is_empty() && lanes * T::SIZE >= 32 {
-        for &(offset, _) in rows {
-            assert!(
-                (offset + lanes) * T::SIZE <= data.len(),
-                "fold_rows_fresh: row outside the input"
-            );
+        if lanes * T::SIZE < 32 {
+            let (values, rows_of) = scratch.buffers(32);
+            // SAFETY: the CPU has AVX2 (`Isa::Avx2` or better); every row's `lanes` elements
+            // lie inside `data` (asserted above), fewer than 32 bytes; the scratch buffers
+            // hold 32.
+            return unsafe {
+                fold_rows_narrow_avx2::<T, LAST>(data, rows, lanes * T::SIZE, values, rows_of)
+            };
         }
         let (values, rows_of) = scratch.buffers(lanes * T::SIZE);
         if isa == Isa::Avx512 && lanes * T::SIZE >= 64 {
@@ -861,7 +855,8 @@ pub(crate) unsafe fn run_argmax_body<T: Lanes, const LAST: bool, W: RunBlocks>(
 }
 
 /// Bytes 32..64 set, the rest clear: a 32-byte load at `64 - k` has its first `k` bytes
-/// set, one at `32 - k` its bytes from `k` on ([`tiny_run_argmax`]'s window of a run).
+/// set, one at `32 - k` its bytes from `k` on ([`tiny_run_argmax`]'s window of a run,
+/// [`fold_rows_narrow_avx2`]'s lanes of a row).
 #[cfg(target_arch = "x86_64")]
 static WINDOW_BYTES: [u8; 96] = {
     let mut table = [0u8; 96];
@@ -1387,9 +1382,7 @@ unsafe fn fold_rows_narrow_avx2<T: Lanes, const LAST: bool>(
     values: &mut [u8],
     rows_of: &mut [u8],
 ) -> bool {
-    let mut row_bytes = [0u8; 32];
-    row_bytes[..bytes].fill(0xff);
-    let inside = _mm256_loadu_si256(row_bytes.as_ptr().cast());
+    let inside = _mm256_loadu_si256(WINDOW_BYTES.as_ptr().add(64 - bytes).cast());
     let lowest = T::lowest();
     let mut value = lowest;
     let mut row = _mm256_setzero_si256();
