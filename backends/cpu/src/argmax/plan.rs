@@ -290,15 +290,24 @@ impl Iterator for Walk<'_> {
     }
 }
 
+/// The layout of a FLOAT32 tensor of `sizes` (and `strides`, in elements), for unit tests.
+#[cfg(test)]
+pub(super) fn test_layout(sizes: &[u32], strides: Option<&[u32]>) -> Layout {
+    use opconform_backend::{DataType, TensorDesc};
+    let desc = TensorDesc::with_strides(DataType::Float32, sizes, strides).unwrap();
+    Layout::new(&desc, desc.total_tensor_size_in_bytes as usize, "t").unwrap()
+}
+
+/// The plan of [`test_layout`]`(sizes, strides)` with the dimensions flagged in `reduced`
+/// reduced (a plan counts elements, whatever their type), for unit tests.
+#[cfg(test)]
+pub(super) fn test_plan(sizes: &[u32], strides: Option<&[u32]>, reduced: &[bool]) -> Plan {
+    Plan::new(&test_layout(sizes, strides), reduced)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opconform_backend::{DataType, TensorDesc};
-
-    fn layout(sizes: &[u32], strides: Option<&[u32]>) -> Layout {
-        let desc = TensorDesc::with_strides(DataType::Float32, sizes, strides).unwrap();
-        Layout::new(&desc, desc.total_tensor_size_in_bytes as usize, "t").unwrap()
-    }
 
     /// A reduced dimension.
     fn dim(size: usize, stride: usize, index_stride: usize) -> Dim {
@@ -323,7 +332,7 @@ mod tests {
     #[test]
     fn packed_inner_reduction_fuses_into_one_run() {
         // {4, 5, 6} reducing axes 1 and 2: one run of 30 per output.
-        let plan = Plan::new(&layout(&[4, 5, 6], None), &[false, true, true]);
+        let plan = Plan::new(&test_layout(&[4, 5, 6], None), &[false, true, true]);
         assert_eq!(plan.shape, Shape::Scan);
         assert_eq!(plan.outer, [kept(4, 30, 1)]);
         assert_eq!(plan.reduced, [dim(30, 1, 1)]);
@@ -334,18 +343,18 @@ mod tests {
     fn transposed_input_is_walked_in_memory_order() {
         // Logical {3, 4} stored transposed (strides {1, 3}).
         // Axis 1 (logical inner) lies outermost in memory: side-by-side outputs along axis 0.
-        let plan = Plan::new(&layout(&[3, 4], Some(&[1, 3])), &[false, true]);
+        let plan = Plan::new(&test_layout(&[3, 4], Some(&[1, 3])), &[false, true]);
         assert_eq!(plan.shape, Shape::Rows);
         assert_eq!(plan.tail, Some(kept(3, 1, 1)));
         assert_eq!(plan.reduced, [dim(4, 3, 1)]);
         assert!(plan.outer.is_empty());
         // Axis 0 is contiguous in memory: runs.
-        let plan = Plan::new(&layout(&[3, 4], Some(&[1, 3])), &[true, false]);
+        let plan = Plan::new(&test_layout(&[3, 4], Some(&[1, 3])), &[true, false]);
         assert_eq!(plan.shape, Shape::Scan);
         assert_eq!(plan.outer, [kept(4, 3, 1)]);
         assert_eq!(plan.reduced, [dim(3, 1, 1)]);
         // Both: the walk runs along axis 0 (index stride 4), not in index order.
-        let plan = Plan::new(&layout(&[3, 4], Some(&[1, 3])), &[true, true]);
+        let plan = Plan::new(&test_layout(&[3, 4], Some(&[1, 3])), &[true, true]);
         assert_eq!(plan.reduced, [dim(4, 3, 1), dim(3, 1, 4)]);
         assert!(!plan.monotonic);
     }
@@ -354,11 +363,14 @@ mod tests {
     fn broadcast_reductions_are_dropped_with_their_last_index() {
         // {2, 5, 3} with strides {3, 0, 1}, reducing axes 1 and 2: axis 1 repeats the same
         // elements, so its last coordinate (4, index stride 3) only matters for DECREASING.
-        let plan = Plan::new(&layout(&[2, 5, 3], Some(&[3, 0, 1])), &[false, true, true]);
+        let plan = Plan::new(
+            &test_layout(&[2, 5, 3], Some(&[3, 0, 1])),
+            &[false, true, true],
+        );
         assert_eq!(plan.reduced, [dim(3, 1, 1)]);
         assert_eq!(plan.last_offset, 12);
         // A kept broadcast dimension goes outermost.
-        let plan = Plan::new(&layout(&[4, 6], Some(&[0, 1])), &[false, true]);
+        let plan = Plan::new(&test_layout(&[4, 6], Some(&[0, 1])), &[false, true]);
         assert_eq!(plan.outer, [kept(4, 0, 1)]);
     }
 
@@ -367,7 +379,7 @@ mod tests {
         // {2, 3, 4, 5, 6} with the innermost padded to 8: axis 3 cannot fuse with axis 4.
         let strides = [3 * 4 * 5 * 8, 4 * 5 * 8, 5 * 8, 8, 1];
         let plan = Plan::new(
-            &layout(&[2, 3, 4, 5, 6], Some(&strides)),
+            &test_layout(&[2, 3, 4, 5, 6], Some(&strides)),
             &[false, true, false, true, true],
         );
         assert_eq!(plan.shape, Shape::Scan);
@@ -382,11 +394,17 @@ mod tests {
     fn rows_walk_reduced_dimensions_in_index_order() {
         // Logical {4, 3, 5} with strides {1, 20, 4}: memory order is axis 1, axis 2, axis 0.
         // Reducing axes 1 and 2 leaves axis 0 innermost: rows in index order (axis 1, then 2).
-        let plan = Plan::new(&layout(&[4, 3, 5], Some(&[1, 20, 4])), &[false, true, true]);
+        let plan = Plan::new(
+            &test_layout(&[4, 3, 5], Some(&[1, 20, 4])),
+            &[false, true, true],
+        );
         assert_eq!(plan.shape, Shape::Rows);
         assert_eq!(plan.tail, Some(kept(4, 1, 1)));
         assert_eq!(plan.reduced, [dim(15, 4, 1)]);
-        let plan = Plan::new(&layout(&[4, 3, 5], Some(&[1, 4, 12])), &[false, true, true]);
+        let plan = Plan::new(
+            &test_layout(&[4, 3, 5], Some(&[1, 4, 12])),
+            &[false, true, true],
+        );
         assert_eq!(plan.reduced, [dim(3, 4, 5), dim(5, 12, 1)]);
     }
 
@@ -394,7 +412,7 @@ mod tests {
     fn padded_order_keeps_kept_and_reduced_interleaved() {
         let strides = [3 * 4 * 5 * 8, 4 * 5 * 8, 5 * 8, 8, 1];
         let plan = Plan::new(
-            &layout(&[2, 3, 4, 5, 6], Some(&strides)),
+            &test_layout(&[2, 3, 4, 5, 6], Some(&strides)),
             &[false, true, false, true, true],
         );
         assert_eq!(

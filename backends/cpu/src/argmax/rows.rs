@@ -912,14 +912,7 @@ impl Widened {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strided::Layout;
-    use opconform_backend::{DataType, TensorDesc};
-
-    fn plan(sizes: &[u32], strides: Option<&[u32]>, reduced: &[bool]) -> Plan {
-        let desc = TensorDesc::with_strides(DataType::Int64, sizes, strides).unwrap();
-        let layout = Layout::new(&desc, desc.total_tensor_size_in_bytes as usize, "t").unwrap();
-        Plan::new(&layout, reduced)
-    }
+    use crate::argmax::plan::test_plan as plan;
 
     #[test]
     fn a_long_tail_spans_no_dimension_further_in_in_the_output() {

@@ -234,14 +234,7 @@ impl Job<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strided::Layout;
-    use opconform_backend::{DataType, TensorDesc};
-
-    fn plan(sizes: &[u32], strides: Option<&[u32]>, reduced: &[bool]) -> Plan {
-        let desc = TensorDesc::with_strides(DataType::Float32, sizes, strides).unwrap();
-        let layout = Layout::new(&desc, desc.total_tensor_size_in_bytes as usize, "t").unwrap();
-        Plan::new(&layout, reduced)
-    }
+    use crate::argmax::plan::test_plan as plan;
 
     #[test]
     fn short_runs_inside_kept_dimensions_are_folded_lane_by_lane() {
