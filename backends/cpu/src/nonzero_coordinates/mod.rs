@@ -47,11 +47,11 @@ mod tests;
 
 use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
-use crate::simd::{nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
+use crate::simd::{amd_cpu, nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
-    NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER, NONZERO_MASK_PREFETCH_BYTES,
-    NONZERO_READ_AHEAD_BYTES,
+    NONZERO_AMD_STREAM_MAX_SHARE, NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER,
+    NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES,
 };
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
@@ -82,6 +82,9 @@ struct Tuning {
     parallel_min: usize,
     /// Output bytes from which rows are streamed out.
     stream_min: usize,
+    /// The most bytes of rows per input byte a chunk streams out; a chunk with more writes
+    /// its rows in place ([`NONZERO_AMD_STREAM_MAX_SHARE`] on AMD CPUs, else no limit).
+    stream_share: f64,
 }
 
 impl Tuning {
@@ -93,7 +96,18 @@ impl Tuning {
             chunk: usize::MAX,
             parallel_min: PARALLEL_MIN_ELEMENTS,
             stream_min: STREAM_MIN_BYTES,
+            stream_share: if amd_cpu() {
+                NONZERO_AMD_STREAM_MAX_SHARE
+            } else {
+                f64::INFINITY
+            },
         }
+    }
+
+    /// Whether a chunk of `input_bytes` with `row_bytes` of rows streams them out, in a pass
+    /// that streams (`pass_streams`).
+    fn chunk_streams(&self, pass_streams: bool, row_bytes: usize, input_bytes: usize) -> bool {
+        pass_streams && row_bytes as f64 <= self.stream_share * input_bytes as f64
     }
 }
 
@@ -432,15 +446,10 @@ impl Job<'_> {
             // chunk gets (chunks are claimed once and their row ranges follow each other).
             let rows = unsafe { pass.rows.region(before, count) };
             let kernel = self.tuning.rows;
-            emit::write_rows(
-                &pass.shape,
-                kernel,
-                bits,
-                start,
-                rows,
-                pass.stream,
-                next_input,
-            );
+            let stream =
+                self.tuning
+                    .chunk_streams(pass.stream, rows.len(), (end - start) * T::SIZE);
+            emit::write_rows(&pass.shape, kernel, bits, start, rows, stream, next_input);
             let Some(next) = pass.chain.claim() else {
                 return;
             };
@@ -497,7 +506,8 @@ struct Pass<'a> {
     shape: RowShape,
     /// Elements per chunk (a multiple of [`GROUP`]).
     chunk: usize,
-    /// True when rows go out through non-temporal stores.
+    /// True when rows go out through non-temporal stores (each chunk within
+    /// [`Tuning::stream_share`]).
     stream: bool,
     /// How many workers share the chunks.
     workers: usize,

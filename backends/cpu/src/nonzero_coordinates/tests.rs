@@ -613,14 +613,25 @@ fn tunings() -> Vec<Tuning> {
                     chunk,
                     parallel_min: 1,
                     stream_min: 0,
+                    stream_share: f64::INFINITY,
                 });
             }
+            // Dense chunks in place, sparse ones streamed, in one output.
+            all.push(Tuning {
+                isa,
+                rows,
+                chunk: 192,
+                parallel_min: 1,
+                stream_min: 0,
+                stream_share: 0.5,
+            });
             all.push(Tuning {
                 isa,
                 rows,
                 chunk: 128,
                 parallel_min: usize::MAX,
                 stream_min: 0,
+                stream_share: f64::INFINITY,
             });
         }
     }
@@ -1046,4 +1057,20 @@ fn innermost_unit_dimensions_are_moved_inside_and_their_columns_traded_back() {
             check_all::<f32>(&input, &coordinates, &format!("{sizes:?} {percent}% N={n}"));
         }
     }
+}
+
+#[test]
+fn a_chunk_streams_its_rows_only_within_the_share() {
+    let shared = Tuning {
+        stream_share: 0.25,
+        ..Tuning::new(Isa::Portable)
+    };
+    assert!(shared.chunk_streams(true, 25, 100));
+    assert!(!shared.chunk_streams(true, 26, 100));
+    assert!(!shared.chunk_streams(false, 1, 100));
+    let unlimited = Tuning {
+        stream_share: f64::INFINITY,
+        ..Tuning::new(Isa::Portable)
+    };
+    assert!(unlimited.chunk_streams(true, 1 << 40, 1));
 }
