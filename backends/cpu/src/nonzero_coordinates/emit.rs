@@ -1071,8 +1071,12 @@ impl<const N: usize> DenseTables<N> {
     }
 }
 
-/// The template row as an AVX2 vector (its `N` columns in the low lanes, the rest zero), built
-/// column by column for the reason [`template_vector`] gives.
+/// The template row as an AVX2 vector: its `N` columns in the low lanes, the rest zero.
+///
+/// Built column by column from 4-byte loads, not by one vector load: the cursor has just
+/// written the template with 4-byte stores when a run starts, and a 32-byte load of them
+/// cannot be forwarded from those stores. It waited for them to reach the cache (8 % of one
+/// thread's rows time at UINT8 5 %, runs of 1000, two loads per run).
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -1302,12 +1306,8 @@ unsafe fn row_tables<const N: usize>(
     )
 }
 
-/// The template row as a vector: its columns in the low lanes, the rest zero.
-///
-/// Built column by column from 4-byte loads, not by one vector load: the cursor has just
-/// written the template with 4-byte stores when a run starts, and a 32-byte load of them
-/// cannot be forwarded from those stores. It waited for them to reach the cache (8 % of one
-/// thread's rows time at UINT8 5 %, runs of 1000, two loads per run).
+/// The template row as a vector: its columns in the low lanes, the rest zero
+/// ([`template_vector_avx2`], widened).
 ///
 /// # Safety
 /// The CPU must support AVX-512 F.
@@ -1317,28 +1317,7 @@ unsafe fn row_tables<const N: usize>(
 unsafe fn template_vector<const N: usize>(
     template: &[u8; 4 * MAX_N],
 ) -> std::arch::x86_64::__m512i {
-    use std::arch::x86_64::*;
-    // Volatile, or the compiler joins the loads into one vector load again.
-    let column = |c: usize| {
-        if c < N {
-            // In bounds: `c < N <= MAX_N`, 4 bytes per column.
-            i32::from_le_bytes(std::ptr::read_volatile(
-                template.as_ptr().add(4 * c).cast::<[u8; 4]>(),
-            ))
-        } else {
-            0
-        }
-    };
-    _mm512_zextsi256_si512(_mm256_setr_epi32(
-        column(0),
-        column(1),
-        column(2),
-        column(3),
-        column(4),
-        column(5),
-        column(6),
-        column(7),
-    ))
+    std::arch::x86_64::_mm512_zextsi256_si512(template_vector_avx2::<N>(template))
 }
 
 /// The rows of one word's set bits from `at` (the body of [`batch_avx512`], with the template
