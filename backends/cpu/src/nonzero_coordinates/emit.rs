@@ -4,7 +4,7 @@
 //! A [`Cursor`] follows the run of the innermost input dimension that holds the current bit
 //! (its outer coordinates as a template row), so the bits of a 64-element group inside one run
 //! are rows that differ only in their last coordinate. Dense groups under AVX2 build eight rows
-//! per mask byte with permutes and blends ([`dense_bytes_avx2`]); sparse ones write eight rows
+//! per mask byte with permutes and blends ([`dense_avx2`]); sparse ones write eight rows
 //! whatever their bit count ([`sparse_batch`]) where there is room, else loop over their bits.
 //! Under AVX-512, consecutive words that lie wholly inside one run go through one tight loop
 //! ([`run_words_avx512`]) with the template and permute tables held in registers, and runs
@@ -249,7 +249,7 @@ unsafe fn swap_blocks<const N: usize>(rows: &mut [u8], tables: &SwapTables) {
 pub(super) enum RowKernel {
     /// Plain Rust.
     Portable,
-    /// Dense groups through AVX2 permutes ([`dense_bytes_avx2`]).
+    /// Dense groups through AVX2 permutes ([`dense_avx2`]).
     Avx2,
     /// Every batch through AVX-512 F compresses ([`batch_avx512`]).
     Avx512,
@@ -364,7 +364,7 @@ macro_rules! row_kernel {
 
 row_kernel!(
     /// [`rows_body`] compiled for AVX2 (with POPCNT and TZCNT), with the dense groups built by
-    /// [`dense_bytes_avx2`].
+    /// [`dense_avx2`].
     rows_avx2,
     AVX2,
     "avx2,popcnt,bmi1"
@@ -408,7 +408,7 @@ fn rows_body<const N: usize, const KERNEL: u8>(
         }
     };
     let mut cursor = Cursor::new(shape, start);
-    let mut run_tables = RunTables::<N>::new();
+    let mut lanes = Lanes::<N>::new();
     let mut sink = Sink::new(out, stream, shape, KERNEL >= AVX512);
     // Runs shorter than a word: their coordinates are computed, not followed run by run.
     let short_runs = (KERNEL >= AVX512 && shape.inner < GROUP)
@@ -443,7 +443,7 @@ fn rows_body<const N: usize, const KERNEL: u8>(
         } else if KERNEL >= AVX2 && word != 0 {
             if base >= cursor.run_end {
                 cursor.advance(base);
-                run_tables.run_moved();
+                lanes.stale = true;
             }
             if base + GROUP <= cursor.run_end {
                 let inside = ((cursor.run_end - base) / GROUP).min(words.len() - w);
@@ -461,10 +461,8 @@ fn rows_body<const N: usize, const KERNEL: u8>(
         let mut bits = word;
         while bits != 0 {
             let part = cursor.part_in_run(base, bits);
-            if part.moved {
-                run_tables.run_moved();
-            }
-            sink.rows::<N, KERNEL>(part.bits, part.first, &cursor.template, &mut run_tables);
+            lanes.stale |= part.moved;
+            sink.rows::<N, KERNEL>(part.bits, part.first, &cursor.template, &mut lanes);
             bits &= !part.bits;
         }
     }
@@ -634,7 +632,7 @@ impl<'a> Sink<'a> {
         mask: u64,
         first: u32,
         template: &[u8; 4 * MAX_N],
-        run_tables: &mut RunTables<N>,
+        lanes: &mut Lanes<N>,
     ) {
         let count = mask.count_ones() as usize;
         let bytes = count * 4 * N;
@@ -642,7 +640,8 @@ impl<'a> Sink<'a> {
         if KERNEL >= AVX512 && region.len() >= bytes + 64 * N {
             batch::<N>(region, mask, first, template, KERNEL == AVX512_VBMI2);
         } else if KERNEL >= AVX2 && count >= DENSE_GROUP && region.len() >= bytes + 32 * N {
-            dense::<N>(region, mask, first, template, run_tables);
+            lanes.refresh(template);
+            dense::<N>(region, mask, first, lanes);
         } else if count < SPARSE_BATCH && region.len() >= SPARSE_BATCH * 4 * N {
             sparse_batch::<N>(region, mask, first, template);
         } else {
@@ -964,58 +963,72 @@ const fn lane_tables(row: bool) -> [[[u32; 8]; MAX_N]; MAX_N + 1] {
     tables
 }
 
-/// The general loop's [`DenseTables`] for the cursor's run: built from the template at the
-/// run's first dense word, dropped when the run moves.
-struct RunTables<const N: usize> {
-    #[cfg(target_arch = "x86_64")]
-    tables: Option<DenseTables<N>>,
+/// The `N` template vectors of eight rows (lane `l` of vector `k` holds the template's column
+/// of that slot), rebuilt from the template when the run changed.
+struct Lanes<const N: usize> {
+    vectors: [[u32; 8]; N],
+    /// True when the run moved since the vectors were built.
+    stale: bool,
 }
 
-impl<const N: usize> RunTables<N> {
-    fn new() -> RunTables<N> {
-        RunTables {
-            #[cfg(target_arch = "x86_64")]
-            tables: None,
+impl<const N: usize> Lanes<N> {
+    fn new() -> Lanes<N> {
+        Lanes {
+            vectors: [[0; 8]; N],
+            stale: true,
         }
     }
 
-    /// Drops the tables: the cursor moved to another run, whose template differs.
-    fn run_moved(&mut self) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            self.tables = None;
+    /// Rebuilds the vectors from `template` if the run moved.
+    #[inline(always)]
+    fn refresh(&mut self, template: &[u8; 4 * MAX_N]) {
+        if !self.stale {
+            return;
+        }
+        self.stale = false;
+        for (vector, columns) in self.vectors.iter_mut().zip(&LANE_COLUMNS[N]) {
+            for (lane, &c) in vector.iter_mut().zip(columns) {
+                let c = c as usize;
+                *lane = u32::from_le_bytes(template[4 * c..4 * c + 4].try_into().unwrap());
+            }
         }
     }
 }
 
-/// The rows of a dense mask with AVX2 ([`dense_bytes_avx2`], with the run's tables, built
-/// from `template` if the run has none yet); `out` has room for the rows plus `32 * N` bytes.
-/// Only reached from the AVX2 and AVX-512 instantiations of [`rows_body`].
+/// The rows of a dense mask with AVX2 ([`dense_avx2`]); `out` has room for the rows plus
+/// `32 * N` bytes. Only reached from the AVX2 instantiation of [`rows_body`].
 #[inline(always)]
-fn dense<const N: usize>(
-    out: &mut [u8],
-    mask: u64,
-    first: u32,
-    template: &[u8; 4 * MAX_N],
-    run_tables: &mut RunTables<N>,
-) {
+fn dense<const N: usize>(out: &mut [u8], mask: u64, first: u32, lanes: &Lanes<N>) {
     let need = mask.count_ones() as usize * 4 * N + 32 * N;
     assert!(out.len() >= need, "dense rows: too little room");
     #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY (both blocks): only called from the AVX2 and AVX-512 instantiations of
-        // `rows_body` (the CPU has AVX2 and POPCNT; `AVX2` is false elsewhere), and `out` has
-        // room for the rows and the overrun (asserted above).
-        let tables = run_tables.tables.get_or_insert_with(|| unsafe {
-            DenseTables::new(template_vector_avx2::<N>(template))
-        });
-        unsafe { dense_bytes_avx2::<N>(out.as_mut_ptr(), mask, first, tables) };
+    // SAFETY: only called from `rows_avx2` (the CPU has AVX2; `AVX2` is false elsewhere), and
+    // `out` has room for the rows and the overrun (asserted above).
+    unsafe {
+        dense_avx2::<N>(out.as_mut_ptr(), mask, first, lanes);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (first, template, run_tables);
+    let _ = (first, lanes);
 }
 
-/// [`dense_bytes_avx2`]'s vectors for rows of `N` coordinates, built once per run: the template's
+/// For each byte of `mask`: its set bits' coordinates in eight lanes (a table of positions
+/// plus the byte's first coordinate), permuted into each row's last column and blended with
+/// the template, as `N` unaligned 32-byte stores; the pointer moves by the byte's rows.
+///
+/// # Safety
+/// The CPU must support AVX2; `out` must have room for one row of `N` coordinates per set bit
+/// plus `32 * N` bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn dense_avx2<const N: usize>(out: *mut u8, mask: u64, first: u32, lanes: &Lanes<N>) {
+    use std::arch::x86_64::*;
+    let templates =
+        std::array::from_fn(|k| _mm256_loadu_si256(lanes.vectors[k].as_ptr().cast::<__m256i>()));
+    dense_bytes_avx2::<N>(out, mask, first, &DenseTables::with_templates(templates));
+}
+
+/// [`dense_avx2`]'s vectors for rows of `N` coordinates, built once per run: the template's
 /// columns in each row slot, the lane permutes and the lanes that take the coordinate.
 #[cfg(target_arch = "x86_64")]
 struct DenseTables<const N: usize> {
@@ -1034,12 +1047,24 @@ impl<const N: usize> DenseTables<N> {
     #[inline]
     unsafe fn new(template: std::arch::x86_64::__m256i) -> DenseTables<N> {
         use std::arch::x86_64::*;
+        DenseTables::with_templates(std::array::from_fn(|k| {
+            let columns = LANE_COLUMNS[N][k].as_ptr().cast::<__m256i>();
+            _mm256_permutevar8x32_epi32(template, _mm256_loadu_si256(columns))
+        }))
+    }
+
+    /// The tables with the template vectors given ([`Lanes`]).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn with_templates(templates: [std::arch::x86_64::__m256i; N]) -> DenseTables<N> {
+        use std::arch::x86_64::*;
         let load = |v: &[u32; 8]| _mm256_loadu_si256(v.as_ptr().cast::<__m256i>());
         let last = _mm256_set1_epi32(N as i32 - 1);
         DenseTables {
-            templates: std::array::from_fn(|k| {
-                _mm256_permutevar8x32_epi32(template, load(&LANE_COLUMNS[N][k]))
-            }),
+            templates,
             rows: std::array::from_fn(|k| load(&LANE_ROWS[N][k])),
             takes: std::array::from_fn(|k| _mm256_cmpeq_epi32(load(&LANE_COLUMNS[N][k]), last)),
         }
@@ -1090,7 +1115,7 @@ unsafe fn template_vector_avx2<const N: usize>(
 /// least one full word's rows and the overrun fit in `room` bytes; calls `before(k)` before
 /// word `k`. A word of at most [`SPARSE_BATCH`] set bits writes that many rows whatever its
 /// count (the template as one vector store, the coordinate over its last column), a denser
-/// one goes through [`dense_bytes_avx2`]'s table. Returns the words taken and the bytes written.
+/// one goes through [`dense_avx2`]'s table. Returns the words taken and the bytes written.
 ///
 /// Word by word through [`rows_body`]'s general loop, with its cursor, room and path checks
 /// per word, AMD Zen 3 (AVX2) took 16 ns a word: UINT8 3e7 at 5 % on one thread 8–10 ms
@@ -1107,14 +1132,22 @@ unsafe fn run_words_avx2<const N: usize>(
     words: &[u64],
     first: u32,
     template: &[u8; 4 * MAX_N],
-    before: impl FnMut(usize),
+    mut before: impl FnMut(usize),
 ) -> (usize, usize) {
     use std::arch::x86_64::*;
+    let worst = GROUP * 4 * N + 32 * N;
     let row = template_vector_avx2::<N>(template);
     let tables = DenseTables::<N>::new(row);
-    let worst = GROUP * 4 * N + 32 * N;
-    each_word_of_run::<N>(dst, room, words, first, worst, before, |at, mask, first| {
-        if mask.count_ones() as usize <= SPARSE_BATCH {
+    let mut written = 0;
+    let mut first = first;
+    for (k, &mask) in words.iter().enumerate() {
+        if room - written < worst {
+            return (k, written);
+        }
+        before(k);
+        let at = dst.add(written);
+        let count = mask.count_ones() as usize;
+        if count <= SPARSE_BATCH {
             let mut bits = mask;
             for r in 0..SPARSE_BATCH {
                 let position = bits.trailing_zeros();
@@ -1130,51 +1163,16 @@ unsafe fn run_words_avx2<const N: usize>(
         } else {
             dense_bytes_avx2::<N>(at, mask, first, &tables);
         }
-    })
-}
-
-/// The loop of [`run_words_avx2`] and [`run_words_avx512`] over consecutive words of one run:
-/// while `worst` bytes (a full word's rows and the kernel's overrun) remain of `room`, calls
-/// `before(k)`, then `word(at, mask, first)` to write word `k`'s rows at `at` (bit `j` has
-/// the last coordinate `first + j`), and moves on by its rows and by [`GROUP`] coordinates.
-/// Returns the words taken and the bytes written.
-///
-/// # Safety
-/// `room` bytes writable at `dst`; `word` writes at most `worst` bytes from `at`.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn each_word_of_run<const N: usize>(
-    dst: *mut u8,
-    room: usize,
-    words: &[u64],
-    first: u32,
-    worst: usize,
-    mut before: impl FnMut(usize),
-    mut word: impl FnMut(*mut u8, u64, u32),
-) -> (usize, usize) {
-    let mut written = 0;
-    let mut first = first;
-    for (k, &mask) in words.iter().enumerate() {
-        if room - written < worst {
-            return (k, written);
-        }
-        before(k);
-        // In bounds: `worst` bytes remain from `written`.
-        word(dst.add(written), mask, first);
-        written += mask.count_ones() as usize * 4 * N;
+        written += count * 4 * N;
         first = first.wrapping_add(GROUP as u32);
     }
     (words.len(), written)
 }
 
-/// The rows of a dense mask with AVX2. For each byte of `mask`: its set bits' coordinates in
-/// eight lanes (a table of positions plus the byte's first coordinate), permuted into each
-/// row's last column and blended with the run's template (`tables`), as `N` unaligned 32-byte
-/// stores; the pointer moves by the byte's rows.
+/// [`dense_avx2`]'s loop over the bytes of `mask`, with its tables built already.
 ///
 /// # Safety
-/// The CPU must support AVX2 and POPCNT; `out` must have room for one row of `N` coordinates
-/// per set bit plus `32 * N` bytes.
+/// As [`dense_avx2`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
 #[inline]
@@ -1415,13 +1413,23 @@ unsafe fn run_words_avx512<const N: usize>(
     first: u32,
     template: &[u8; 4 * MAX_N],
     vbmi2: bool,
-    before: impl FnMut(usize),
+    mut before: impl FnMut(usize),
 ) -> (usize, usize) {
-    let (template, tables) = row_tables::<N>(template);
     let worst = GROUP * 4 * N + 64 * N;
-    each_word_of_run::<N>(dst, room, words, first, worst, before, |at, mask, first| {
-        word_rows::<N>(at, mask, first, template, &tables, vbmi2);
-    })
+    let (template, tables) = row_tables::<N>(template);
+    let mut written = 0;
+    let mut first = first;
+    for (k, &mask) in words.iter().enumerate() {
+        if room - written < worst {
+            return (k, written);
+        }
+        before(k);
+        // In bounds: `worst` bytes remain from `written`.
+        word_rows::<N>(dst.add(written), mask, first, template, &tables, vbmi2);
+        written += mask.count_ones() as usize * 4 * N;
+        first = first.wrapping_add(GROUP as u32);
+    }
+    (words.len(), written)
 }
 
 /// Bits `16 quarter ..` of `mask`, and their coordinates `first + j` packed into the low lanes.
