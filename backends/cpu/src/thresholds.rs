@@ -165,11 +165,12 @@ pub const NONZERO_STAGE_BYTES: usize = 512;
 /// stores from the stage) only when they take at most this many bytes per input byte; denser
 /// chunks write their rows in place with plain stores. On AMD EPYC (Zen 3, 2 cores, AVX2), each
 /// process the median of 5 calls, medians of 3 processes, an input of `[3, 10, 1000, 1000]`
-/// (rows of 4 coordinates), one thread (streamed → in place, ms): UINT8 5 % 7.7 → 7.0, 50 % 34.7 → 23.3, 90 % 37.8 → 33.6;
-/// FLOAT32 5 % 11.8 → 13.3, 50 % 40.6 → 29.8, 90 % 46.0 → 40.3; two threads UINT8 50 % 19.0 →
-/// 13.9, 90 % 24.3 → 21.5, the rest within noise. The only chunks that lost in place write
-/// 0.2 bytes of rows per input byte (FLOAT32 5 %); UINT8 5 % writes 0.8. Intel (Sapphire
-/// Rapids) and AMD with AVX-512 (Zen 4, rounds 11–18) stream every chunk, as tuned before.
+/// (rows of 4 coordinates), one thread (streamed → in place, ms): UINT8 5 % 7.7 → 7.0, 50 %
+/// 34.7 → 23.3, 90 % 37.8 → 33.6; FLOAT32 5 % 11.8 → 13.3, 50 % 40.6 → 29.8, 90 % 46.0 →
+/// 40.3; two threads UINT8 50 % 19.0 → 13.9, 90 % 24.3 → 21.5, the rest within noise. The
+/// only chunks that lost in place write 0.2 bytes of rows per input byte (FLOAT32 5 %); UINT8
+/// 5 % writes 0.8. Intel (Sapphire Rapids) and AMD with AVX-512 (Zen 4, rounds 11–18) stream
+/// every chunk, as tuned before.
 pub const NONZERO_AMD_STREAM_MAX_SHARE: f64 = 0.25;
 
 /// OneHot: bytes of output filled at a time in a buffer before they are streamed out (outputs
