@@ -7,7 +7,8 @@
 # 1. builds libopconform_bench.so (the `opconform-bench` crate, release);
 # 2. runs tools/bench_peers.py `run` N times (default 3): each run times our CPU backend (through
 #    the library's C ABI), numpy and ONNX Runtime in one Python process, calls interleaved, on
-#    1 thread each side and on all cores, measures the read and write bandwidth for the floor,
+#    1 thread each side and on all cores, measures the read and write bandwidth for the floor
+#    (at the start of every round of every row; each row's floor is from its own best),
 #    and checks that every row's results are equal; target/bench/run-K.json;
 # 3. `report` merges the runs (medians over runs, spread of ours) into target/bench/results.json
 #    and target/bench/table.md, and rewrites the generated part of docs/performance.md

@@ -4,8 +4,9 @@
 `run` loads libopconform_bench.so (the `opconform-bench` crate built as a C library) with
 ctypes, so that our kernels, numpy and single-operator ONNX Runtime sessions are timed in the
 same process on the same inputs, calls interleaved (the order rotates every repetition). It
-measures the memory bandwidth in the same run (best of several) for the floor of each row:
-input bytes / read bandwidth + output bytes / write bandwidth. Every row runs in two sets: one
+measures the memory bandwidth in the same run for the floor of each row: input bytes / read
+bandwidth + output bytes / write bandwidth, the bandwidth being the best measured at the start
+of each of the row's rounds (and, for reference, at the start and end of the run). Every row runs in two sets: one
 thread each side ("per core": ours on a 1-thread pool, ONNX Runtime with one intra-op thread,
 numpy single-threaded anyway) and all cores. Every row checks that the results are equal.
 
@@ -640,13 +641,18 @@ SLOW_CALL_S = 0.25
 SLOW_BUDGET_S = 1.0
 
 
-def run_row(row: Row, case: Case, threads: int, reps: int, log) -> dict:
+def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None) -> dict:
     """Times ours, numpy and ONNX Runtime on `row`, interleaved; checks their results.
 
     The first call of each contender (the one checked) is its warm-up. Then `reps` rounds,
     each in the next permutation of the contenders (6 rounds: every order once); a contender
     whose first call took over SLOW_CALL_S is timed only in the first max(1, SLOW_BUDGET_S /
-    that) rounds."""
+    that) rounds. `bandwidth` (() -> (read GB/s, write GB/s)), when given, is measured at the
+    start of every round, and the row's floor takes the best of those (`bandwidth_gbs`): the
+    floor then holds for the conditions the row ran in. On a 2-vCPU KVM guest (AMD EPYC, Zen 5,
+    round 29) two threads wrote at 43 or at 85 GB/s depending on where the host had put the
+    vCPUs, for seconds to minutes at a time; one measurement at the start and end of a run
+    gave some rows a floor from the fast state while they ran in the slow one."""
     result = {"threads": threads}
     checks = {}
     first = {}
@@ -697,9 +703,12 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log) -> dict:
     # 1.06 ms after 20 ms of other work), so the contender that always followed the slowest
     # peer (ours, after ONNX Runtime's 23 ms OneHot) was always timed cold, and the others warm.
     orders = list(itertools.permutations(names))
+    measured = []
     gc.disable()
     try:
         for rep in range(reps):
+            if bandwidth is not None:
+                measured.append(bandwidth())
             order = orders[rep % len(orders)]
             for name in order:
                 if len(times[name]) < wanted[name]:
@@ -709,6 +718,12 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log) -> dict:
     for name in names:
         result[name] = {"times_ms": times[name], "median_ms": statistics.median(times[name])}
     result["check"] = checks
+    if measured:
+        result["bandwidth_gbs"] = {
+            "read": max(m[0] for m in measured),
+            "write": max(m[1] for m in measured),
+            "measurements": len(measured),
+        }
     line = f"  {row.label[:60]:<60} {threads:>2}t"
     for name in ("ours", "numpy", "ort"):
         value = result.get(name, {}).get("median_ms")
@@ -781,7 +796,8 @@ def command_run(args) -> int:
                 }
                 for name, threads in sets:
                     with cores_for(threads):
-                        entry[name] = run_row(shared, case, threads, reps, log)
+                        measure = lambda t=threads: ours.bandwidth(t, bw_bytes, 1)  # noqa: E731
+                        entry[name] = run_row(shared, case, threads, reps, log, measure)
                 rows.append(entry)
             finally:
                 del shared  # its arrays are views of the case's buffers
@@ -816,6 +832,12 @@ def floor_ms(row: dict, bw: dict) -> float:
     return (row["bytes_read"] / (bw["read"] * 1e9) + row["bytes_written"] / (bw["write"] * 1e9)) * 1e3
 
 
+def row_bandwidth(run: dict, i: int, set_name: str) -> dict:
+    """The bandwidth of row `i`'s floor in `run`: the best measured in its own rounds, or (runs
+    from before round 29) the run's best at its start and end."""
+    return run["rows"][i][set_name].get("bandwidth_gbs") or run["bandwidth_gbs"][set_name]
+
+
 def fmt_ms(v: float | None) -> str:
     if v is None:
         return "—"
@@ -835,7 +857,7 @@ def summarise(runs: list[dict]) -> dict:
                 statistics.median([e[name]["median_ms"] for e in entries]) if all(name in e for e in entries) else None
             )
             ours_runs = [e["ours"]["median_ms"] for e in entries]
-            floors = [floor_ms(r["rows"][i], r["bandwidth_gbs"][set_name]) for r in runs]
+            floors = [floor_ms(r["rows"][i], row_bandwidth(r, i, set_name)) for r in runs]
             checks = {}
             for e in entries:
                 for k, v in e["check"].items():
@@ -891,11 +913,12 @@ def markdown(runs: list[dict]) -> str:
         lines.append(f"### {title}")
         lines.append("")
         lines.append(
-            "Bandwidth (best of the run, per run): read "
+            "Bandwidth at the start and end of each run (best of both): read "
             + ", ".join(f"{b['read']:.1f}" for b in bws)
             + " GB/s; write "
             + ", ".join(f"{b['write']:.1f}" for b in bws)
             + " GB/s."
+            + rows_bandwidth_text(runs, set_name)
         )
         lines.append("")
         lines.append("| row | ours ms | ours range | numpy ms | ORT ms | floor ms | ours/best peer | ours/floor | check |")
@@ -912,6 +935,19 @@ def markdown(runs: list[dict]) -> str:
     lines.append("")
     lines.append(verdict(summary))
     return "\n".join(lines) + "\n"
+
+
+def rows_bandwidth_text(runs: list[dict], set_name: str) -> str:
+    """The range of the rows' own bandwidths (each row's floor is from its own), or ''."""
+    own = [r["rows"][i][set_name].get("bandwidth_gbs") for r in runs for i in range(len(r["rows"]))]
+    own = [b for b in own if b]
+    if not own:
+        return ""
+    span = lambda key: f"{min(b[key] for b in own):.1f}–{max(b[key] for b in own):.1f}"  # noqa: E731
+    return (
+        " Each row's floor is from the bandwidth measured at the start of each of its rounds (best of"
+        f" those): over rows and runs, read {span('read')} GB/s, write {span('write')} GB/s."
+    )
 
 
 def verdict(summary: dict) -> str:
@@ -1062,12 +1098,13 @@ def command_sweep(args) -> int:
         try:
             shared = sharing(row, case)
             with cores_for(1):
-                entry = run_row(shared, case, 1, args.reps, log)
+                entry = run_row(shared, case, 1, args.reps, log, lambda: ours.bandwidth(1, 256 << 20, 1))
         finally:
             del shared  # its arrays are views of the case's buffers
             case.free()
         peers = [entry[n]["median_ms"] for n in ("numpy", "ort") if n in entry]
-        floor = (row.bytes_read / (read * 1e9) + row.bytes_written / (write * 1e9)) * 1e3
+        own = entry.get("bandwidth_gbs") or {"read": read, "write": write}
+        floor = floor_ms({"bytes_read": row.bytes_read, "bytes_written": row.bytes_written}, own)
         ours_ms = entry["ours"]["median_ms"]
         results.append(
             {
@@ -1085,7 +1122,10 @@ def command_sweep(args) -> int:
         del row
         gc.collect()
     results.sort(key=lambda r: -r["ratio"])
-    print(f"sweep seed {args.seed}: {len(results)} rows, per core; read {read:.1f} GB/s, write {write:.1f} GB/s")
+    print(
+        f"sweep seed {args.seed}: {len(results)} rows, per core; read {read:.1f} GB/s, write {write:.1f} GB/s"
+        " at the start (each row's floor: the best bandwidth measured in its own rounds)"
+    )
     print("| row | ours ms | best peer ms | ours/best peer | ours/floor |")
     print("|---|---:|---:|---:|---:|")
     for r in results:

@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 use std::hint::black_box;
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 /// Read and write bandwidth in GB/s (10^9 bytes per second).
@@ -79,15 +80,30 @@ fn fill_streaming(dst: &mut [u8], value: u8) {
     dst.fill(value);
 }
 
+/// The buffer of the last [`measure`], kept so that a measurement taken in every round of a
+/// row (`tools/bench_peers.py`) costs its passes only, not an allocation and its page faults.
+static BUFFER: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
 /// Measures [`Bandwidth`] on the current rayon pool (its thread count) with a buffer of
-/// `bytes` bytes, best of `reps` runs of each measurement.
+/// `bytes` bytes, best of `reps` runs of each measurement. The buffer is kept for the next
+/// call of the same size; a new one gets one untimed pass of each measurement first (page
+/// faults, frequency).
 pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
     let threads = rayon::current_num_threads().max(1);
     let words = bytes / 8;
-    // Backed by huge pages where the system allows, like the benchmark's tensors.
-    let mut buffer: Vec<u64> = huge_words(words);
+    let mut kept = BUFFER.lock().unwrap_or_else(PoisonError::into_inner);
+    let fresh = kept.len() != words;
+    if fresh {
+        *kept = Vec::new(); // the old buffer freed before the new one is touched
+                            // Backed by huge pages where the system allows, like the benchmark's tensors.
+        *kept = huge_words(words);
+    }
+    let buffer: &mut Vec<u64> = &mut kept;
     let chunk = words.div_ceil(threads).max(1);
     let best = |f: &mut dyn FnMut()| {
+        if fresh {
+            f();
+        }
         (0..reps.max(1))
             .map(|_| {
                 let start = Instant::now();
@@ -96,36 +112,28 @@ pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
             })
             .fold(f64::INFINITY, f64::min)
     };
-    // One untimed pass of each first (page faults, frequency).
-    let mut read = || {
+    let read_s = best(&mut || {
         let sum: u64 = buffer
             .par_chunks(chunk)
             .map(sum_words)
             .reduce(|| 0, u64::wrapping_add);
         black_box(sum);
-    };
-    read();
-    let read_s = best(&mut read);
+    });
     let mut value = 0u8;
-    let mut plain = || {
+    let mut fill = |streaming: bool| {
         value = value.wrapping_add(1);
-        let bytes: &mut [u8] = bytemuck_u8(&mut buffer);
-        bytes
-            .par_chunks_mut(chunk * 8)
-            .for_each(|d| d.fill(black_box(value)));
+        let bytes: &mut [u8] = bytemuck_u8(buffer);
+        bytes.par_chunks_mut(chunk * 8).for_each(|d| {
+            if streaming {
+                fill_streaming(d, black_box(value));
+            } else {
+                d.fill(black_box(value));
+            }
+        });
     };
-    plain();
-    let plain_s = best(&mut plain);
-    let mut streaming = || {
-        value = value.wrapping_add(1);
-        let bytes: &mut [u8] = bytemuck_u8(&mut buffer);
-        bytes
-            .par_chunks_mut(chunk * 8)
-            .for_each(|d| fill_streaming(d, black_box(value)));
-    };
-    streaming();
-    let stream_s = best(&mut streaming);
-    black_box(&buffer);
+    let plain_s = best(&mut || fill(false));
+    let stream_s = best(&mut || fill(true));
+    black_box(&*buffer);
     let gbs = |s: f64| (words * 8) as f64 / s / 1e9;
     Bandwidth {
         read_gbs: gbs(read_s),
@@ -173,5 +181,14 @@ mod tests {
     fn bandwidth_is_positive() {
         let b = measure(1 << 20, 2);
         assert!(b.read_gbs > 0.0 && b.write_gbs > 0.0, "{b:?}");
+    }
+
+    #[test]
+    fn a_kept_buffer_is_reused_or_replaced_as_the_size_changes() {
+        // Other tests may measure in between: any size may be kept when a call starts.
+        for bytes in [1 << 20, 1 << 20, 3 << 19, 1 << 20, 5 << 18] {
+            let b = measure(bytes, 1);
+            assert!(b.read_gbs > 0.0 && b.write_gbs > 0.0, "{bytes}: {b:?}");
+        }
     }
 }

@@ -276,7 +276,9 @@ pub unsafe extern "C" fn ocb_case_free(case: *mut BenchCase) {
 }
 
 /// Measures read and write bandwidth on `threads` threads with a `bytes`-byte buffer, best of
-/// `reps`; writes `[read GB/s, write GB/s]` to `out`. Returns 0, or -1.
+/// `reps`; writes `[read GB/s, write GB/s]` to `out`. Returns 0, or -1. The buffer is kept for
+/// the next call of the same size ([`bandwidth::measure`]), so a measurement per round of a
+/// row is cheap.
 ///
 /// # Safety
 /// `out` must point to two writable `f64`s.
