@@ -19,7 +19,9 @@ use crate::element::OrderKey;
 use crate::simd::prefetch_ahead;
 use crate::simd::Isa;
 #[cfg(target_arch = "x86_64")]
-use crate::thresholds::{ARGMAX_FOLD_PREFETCH_BYTES, ARGMAX_RUN_PREFETCH_BYTES};
+use crate::thresholds::{
+    ARGMAX_FOLD_PREFETCH_BYTES, ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES, ARGMAX_RUN_PREFETCH_BYTES,
+};
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 use std::ops::Range;
@@ -1347,7 +1349,7 @@ const ROW_GROUP: usize = 8;
 /// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the
 /// number of the row it came from (the first or, with `LAST`, the last such row). Returns
 /// false when a NaN was met (the results are then meaningless). Each row is prefetched
-/// [`ARGMAX_FOLD_PREFETCH_BYTES`] ahead as it is read.
+/// [`fold_prefetch_bytes`] ahead as it is read.
 ///
 /// # Safety
 /// The CPU must support AVX2; each row's `values.len()` bytes must lie inside `data`;
@@ -1427,6 +1429,7 @@ pub(crate) unsafe fn fold_rows_body<T: Lanes, const LAST: bool, W: FoldVectors>(
         W::store(rp.add(at(j)), W::zero());
     }
     let base = data.as_ptr();
+    let ahead = fold_prefetch_bytes(bytes);
     let mut nans = W::no_nans();
     let mut r = 0;
     while r < rows.len() {
@@ -1443,7 +1446,7 @@ pub(crate) unsafe fn fold_rows_body<T: Lanes, const LAST: bool, W: FoldVectors>(
             let (o1, o2) = (at(j), at((j + 1).min(vectors - 1)));
             if o1 == o2 {
                 let (starts, numbers) = (&starts[..group], &numbers[..group]);
-                nans = fold_one_vector::<T, LAST, W>(starts, numbers, vp, rp, o1, nans);
+                nans = fold_one_vector::<T, LAST, W>(starts, numbers, (vp, rp), o1, ahead, nans);
                 continue;
             }
             let mut value1 = W::load_raw(vp.add(o1));
@@ -1452,9 +1455,9 @@ pub(crate) unsafe fn fold_rows_body<T: Lanes, const LAST: bool, W: FoldVectors>(
             let mut row2 = W::load_raw(rp.add(o2));
             for k in 0..group {
                 // One prefetch per line: a 64-byte vector takes one of its own.
-                prefetch_ahead(starts[k].add(o1), ARGMAX_FOLD_PREFETCH_BYTES);
+                prefetch_ahead(starts[k].add(o1), ahead);
                 if W::BYTES >= 64 {
-                    prefetch_ahead(starts[k].add(o2), ARGMAX_FOLD_PREFETCH_BYTES);
+                    prefetch_ahead(starts[k].add(o2), ahead);
                 }
                 let (v1, v2) = (
                     W::load::<T>(starts[k].add(o1)),
@@ -1476,6 +1479,19 @@ pub(crate) unsafe fn fold_rows_body<T: Lanes, const LAST: bool, W: FoldVectors>(
     !T::CAN_NAN || !W::any_nan(nans)
 }
 
+/// How far ahead [`fold_rows_body`] prefetches in rows of `row_bytes` bytes:
+/// [`ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES`] in rows at least twice that long (the prefetch stays
+/// inside the row), else [`ARGMAX_FOLD_PREFETCH_BYTES`] (a short row's prefetch lands in the
+/// rows after it, which must be further ahead to arrive before the group gets there).
+#[cfg(target_arch = "x86_64")]
+fn fold_prefetch_bytes(row_bytes: usize) -> usize {
+    if row_bytes >= 2 * ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES {
+        ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES
+    } else {
+        ARGMAX_FOLD_PREFETCH_BYTES
+    }
+}
+
 /// One vector (bytes `o..o + W::BYTES` of every row) of [`fold_rows_body`]: rows starting at
 /// `starts`, numbered `numbers`, folded into the running maxima at `vp + o` and their rows at
 /// `rp + o`; returns `nans` with this vector's NaNs added. Taken as a pair with itself, a
@@ -1488,15 +1504,15 @@ pub(crate) unsafe fn fold_rows_body<T: Lanes, const LAST: bool, W: FoldVectors>(
 unsafe fn fold_one_vector<T: Lanes, const LAST: bool, W: FoldVectors>(
     starts: &[*const u8],
     numbers: &[W::V],
-    vp: *mut u8,
-    rp: *mut u8,
+    (vp, rp): (*mut u8, *mut u8),
     o: usize,
+    ahead: usize,
     mut nans: W::Nans,
 ) -> W::Nans {
     let mut value = W::load_raw(vp.add(o));
     let mut row = W::load_raw(rp.add(o));
     for (&start, &number) in starts.iter().zip(numbers) {
-        prefetch_ahead(start.add(o), ARGMAX_FOLD_PREFETCH_BYTES);
+        prefetch_ahead(start.add(o), ahead);
         let v = W::load::<T>(start.add(o));
         W::fold::<T, LAST>(&mut value, &mut row, v, number);
         if T::CAN_NAN {
