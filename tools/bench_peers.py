@@ -84,6 +84,15 @@ class Ours:
         ]
         lib.ocb_last_error.restype = ctypes.c_size_t
         lib.ocb_last_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        lib.ocb_write_bandwidth_of.restype = ctypes.c_int
+        lib.ocb_write_bandwidth_of.argtypes = [
+            ctypes.c_size_t,
+            ctypes.c_size_t,
+            ctypes.c_size_t,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.POINTER(ctypes.c_double),
+        ]
         lib.ocb_isa.restype = ctypes.c_char_p
         self.lib = lib
 
@@ -106,6 +115,13 @@ class Ours:
         if self.lib.ocb_bandwidth(threads, nbytes, reps, out) != 0:
             raise RuntimeError(f"ocb_bandwidth: {self.error()}")
         return out[0], out[1]
+
+    def write_bandwidth_of(self, threads: int, nbytes: int, reps: int, sample: np.ndarray) -> float:
+        """GB/s writing copies of `sample` (uint8, contiguous) over an `nbytes` buffer."""
+        out = (ctypes.c_double * 1)()
+        if self.lib.ocb_write_bandwidth_of(threads, nbytes, reps, sample.ctypes.data, sample.size, out) != 0:
+            raise RuntimeError(f"ocb_write_bandwidth_of: {self.error()}")
+        return out[0]
 
     def isa(self) -> str:
         return self.lib.ocb_isa().decode()
@@ -641,7 +657,7 @@ SLOW_CALL_S = 0.25
 SLOW_BUDGET_S = 1.0
 
 
-def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None) -> dict:
+def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None, write_of=None) -> dict:
     """Times ours, numpy and ONNX Runtime on `row`, interleaved; checks their results.
 
     The first call of each contender (the one checked) is its warm-up. Then `reps` rounds,
@@ -652,7 +668,11 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None) 
     floor then holds for the conditions the row ran in. On a 2-vCPU KVM guest (AMD EPYC, Zen 5,
     round 29) two threads wrote at 43 or at 85 GB/s depending on where the host had put the
     vCPUs, for seconds to minutes at a time; one measurement at the start and end of a run
-    gave some rows a floor from the fast state while they ran in the slow one."""
+    gave some rows a floor from the fast state while they ran in the slow one. `write_of`
+    ((sample) -> write GB/s), when given too, measures in every round the write bandwidth of
+    copies of a sample of our checked output (`output_sample`), and the floor takes the better
+    of the two writes: that machine wrote mostly-zero data (OneHot's rows) at 70–75 GB/s on
+    one thread and nonzero bytes (the fill) at 44, so a fill-only floor was no floor there."""
     result = {"threads": threads}
     checks = {}
     first = {}
@@ -666,6 +686,7 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None) 
     except Exception as e:  # noqa: BLE001 - a failure is reported in the table
         problem = f"ours failed: {e}"
     checks["ours"] = problem or "ok"
+    sample = output_sample(case, row) if write_of is not None and problem is None else None
     runner = None
     if row.ort is not None:
         try:
@@ -708,7 +729,9 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None) 
     try:
         for rep in range(reps):
             if bandwidth is not None:
-                measured.append(bandwidth())
+                read, write = bandwidth()
+                own = write_of(sample) if sample is not None else 0.0
+                measured.append((read, write, own))
             order = orders[rep % len(orders)]
             for name in order:
                 if len(times[name]) < wanted[name]:
@@ -719,9 +742,12 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None) 
         result[name] = {"times_ms": times[name], "median_ms": statistics.median(times[name])}
     result["check"] = checks
     if measured:
+        fill, own = max(m[1] for m in measured), max(m[2] for m in measured)
         result["bandwidth_gbs"] = {
             "read": max(m[0] for m in measured),
-            "write": max(m[1] for m in measured),
+            "write": max(fill, own),
+            "write_fill": fill,
+            "write_own_output": own if sample is not None else None,
             "measurements": len(measured),
         }
     line = f"  {row.label[:60]:<60} {threads:>2}t"
@@ -731,6 +757,23 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None) 
     bad = {k: v for k, v in checks.items() if v != "ok" and not v.startswith("unavailable")}
     log(line + (f"  CHECK: {bad}" if bad else ""))
     return result
+
+
+# The largest sample of a row's output that its write bandwidth is measured with: 1 MiB, from
+# the middle of what the row writes (a NonZeroCoordinates output's first rows hold smaller
+# coordinates than the rest).
+OUTPUT_SAMPLE_BYTES = 1 << 20
+
+
+def output_sample(case: Case, row: Row) -> np.ndarray | None:
+    """Up to OUTPUT_SAMPLE_BYTES of the bytes `row` writes (its largest output, cut to
+    `bytes_written`), from their middle; None for outputs under 4 KiB."""
+    largest = max(outputs_of(case, row), key=lambda a: a.size)
+    written = largest[: min(largest.size, row.bytes_written)]
+    if written.size < 4096:
+        return None
+    start = max(0, written.size // 2 - OUTPUT_SAMPLE_BYTES // 2)
+    return np.ascontiguousarray(written[start : start + OUTPUT_SAMPLE_BYTES])
 
 
 def outputs_of(case: Case, row: Row) -> list:
@@ -797,7 +840,8 @@ def command_run(args) -> int:
                 for name, threads in sets:
                     with cores_for(threads):
                         measure = lambda t=threads: ours.bandwidth(t, bw_bytes, 1)  # noqa: E731
-                        entry[name] = run_row(shared, case, threads, reps, log, measure)
+                        write_of = lambda sample, t=threads: ours.write_bandwidth_of(t, bw_bytes, 1, sample)  # noqa: E731
+                        entry[name] = run_row(shared, case, threads, reps, log, measure, write_of)
                 rows.append(entry)
             finally:
                 del shared  # its arrays are views of the case's buffers
@@ -944,10 +988,19 @@ def rows_bandwidth_text(runs: list[dict], set_name: str) -> str:
     if not own:
         return ""
     span = lambda key: f"{min(b[key] for b in own):.1f}–{max(b[key] for b in own):.1f}"  # noqa: E731
-    return (
+    text = (
         " Each row's floor is from the bandwidth measured at the start of each of its rounds (best of"
-        f" those): over rows and runs, read {span('read')} GB/s, write {span('write')} GB/s."
+        f" those): over rows and runs, read {span('read')} GB/s, write {span('write')} GB/s"
     )
+    own_rows = [b for b in own if b.get("write_own_output")]
+    if own_rows:
+        fills = f"{min(b['write_fill'] for b in own_rows):.1f}–{max(b['write_fill'] for b in own_rows):.1f}"
+        outs = f"{min(b['write_own_output'] for b in own_rows):.1f}–{max(b['write_own_output'] for b in own_rows):.1f}"
+        text += (
+            f" (the better of a fill with nonzero bytes, {fills} GB/s, and copies of a sample of the"
+            f" row's own output, {outs} GB/s)"
+        )
+    return text + "."
 
 
 def verdict(summary: dict) -> str:
@@ -1098,7 +1151,15 @@ def command_sweep(args) -> int:
         try:
             shared = sharing(row, case)
             with cores_for(1):
-                entry = run_row(shared, case, 1, args.reps, log, lambda: ours.bandwidth(1, 256 << 20, 1))
+                entry = run_row(
+                    shared,
+                    case,
+                    1,
+                    args.reps,
+                    log,
+                    lambda: ours.bandwidth(1, 256 << 20, 1),
+                    lambda sample: ours.write_bandwidth_of(1, 256 << 20, 1, sample),
+                )
         finally:
             del shared  # its arrays are views of the case's buffers
             case.free()

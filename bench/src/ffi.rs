@@ -316,6 +316,52 @@ pub unsafe extern "C" fn ocb_bandwidth(
     }
 }
 
+/// Measures the write bandwidth on `threads` threads for data like the `sample_len` bytes at
+/// `sample` (copies of it filling a `bytes`-byte buffer, [`bandwidth::measure_write_of`]), best
+/// of `reps`; writes GB/s to `out`. Returns 0, or -1.
+///
+/// # Safety
+/// `sample` must point to `sample_len` readable bytes (or be null with `sample_len` 0); `out`
+/// to one writable `f64`.
+#[no_mangle]
+pub unsafe extern "C" fn ocb_write_bandwidth_of(
+    threads: usize,
+    bytes: usize,
+    reps: usize,
+    sample: *const u8,
+    sample_len: usize,
+    out: *mut f64,
+) -> i32 {
+    if out.is_null() || (sample.is_null() && sample_len > 0) {
+        fail("null sample or output");
+        return -1;
+    }
+    let sample: &[u8] = if sample_len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts(sample, sample_len) }
+    };
+    let cpus = caller_cpus();
+    let measured = guarded(|| {
+        Ok(pool(threads)?.install(|| {
+            follow_cpus(&cpus);
+            bandwidth::measure_write_of(sample, bytes, reps)
+        }))
+    });
+    match measured {
+        Ok(gbs) => {
+            // SAFETY: the caller's contract.
+            unsafe { *out = gbs };
+            0
+        }
+        Err(e) => {
+            fail(e);
+            -1
+        }
+    }
+}
+
 /// Copies the calling thread's last error message (UTF-8, NUL-terminated, truncated to fit)
 /// into `dst` of `len` bytes; returns the message's full length.
 ///
