@@ -44,56 +44,31 @@ from onnx import TensorProto, helper, numpy_helper
 # --- Our library -----------------------------------------------------------------------------
 
 
+_size, _void_p, _double_p = ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double)
+
+# The C ABI of libopconform_bench.so (bench/src/ffi.rs): name -> (return type, argument types).
+SIGNATURES = {
+    "ocb_case_new": (_void_p, [ctypes.c_char_p, ctypes.POINTER(_void_p), ctypes.POINTER(_size), _size]),
+    "ocb_case_run": (ctypes.c_double, [_void_p, _size, _size]),
+    "ocb_case_output_len": (ctypes.c_ssize_t, [_void_p, _size]),
+    "ocb_case_output": (ctypes.c_ssize_t, [_void_p, _size, _void_p, _size]),
+    "ocb_case_input": (ctypes.c_ssize_t, [_void_p, _size, ctypes.POINTER(_void_p)]),
+    "ocb_case_free": (None, [_void_p]),
+    "ocb_bandwidth": (ctypes.c_int, [_size, _size, _size, _double_p]),
+    "ocb_write_bandwidth_of": (ctypes.c_int, [_size, _size, _size, _void_p, _size, _double_p]),
+    "ocb_last_error": (_size, [ctypes.c_char_p, _size]),
+    "ocb_isa": (ctypes.c_char_p, []),
+}
+
+
 class Ours:
     """The C ABI of libopconform_bench.so (bench/src/ffi.rs)."""
 
     def __init__(self, path: str):
         lib = ctypes.CDLL(path)
-        lib.ocb_case_new.restype = ctypes.c_void_p
-        lib.ocb_case_new.argtypes = [
-            ctypes.c_char_p,
-            ctypes.POINTER(ctypes.c_void_p),
-            ctypes.POINTER(ctypes.c_size_t),
-            ctypes.c_size_t,
-        ]
-        lib.ocb_case_run.restype = ctypes.c_double
-        lib.ocb_case_run.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t]
-        lib.ocb_case_output_len.restype = ctypes.c_ssize_t
-        lib.ocb_case_output_len.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        lib.ocb_case_output.restype = ctypes.c_ssize_t
-        lib.ocb_case_output.argtypes = [
-            ctypes.c_void_p,
-            ctypes.c_size_t,
-            ctypes.c_void_p,
-            ctypes.c_size_t,
-        ]
-        lib.ocb_case_input.restype = ctypes.c_ssize_t
-        lib.ocb_case_input.argtypes = [
-            ctypes.c_void_p,
-            ctypes.c_size_t,
-            ctypes.POINTER(ctypes.c_void_p),
-        ]
-        lib.ocb_case_free.restype = None
-        lib.ocb_case_free.argtypes = [ctypes.c_void_p]
-        lib.ocb_bandwidth.restype = ctypes.c_int
-        lib.ocb_bandwidth.argtypes = [
-            ctypes.c_size_t,
-            ctypes.c_size_t,
-            ctypes.c_size_t,
-            ctypes.POINTER(ctypes.c_double),
-        ]
-        lib.ocb_last_error.restype = ctypes.c_size_t
-        lib.ocb_last_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-        lib.ocb_write_bandwidth_of.restype = ctypes.c_int
-        lib.ocb_write_bandwidth_of.argtypes = [
-            ctypes.c_size_t,
-            ctypes.c_size_t,
-            ctypes.c_size_t,
-            ctypes.c_void_p,
-            ctypes.c_size_t,
-            ctypes.POINTER(ctypes.c_double),
-        ]
-        lib.ocb_isa.restype = ctypes.c_char_p
+        for name, (restype, argtypes) in SIGNATURES.items():
+            function = getattr(lib, name)
+            function.restype, function.argtypes = restype, argtypes
         self.lib = lib
 
     def error(self) -> str:
