@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 use std::hint::black_box;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 /// Read and write bandwidth in GB/s (10^9 bytes per second).
@@ -84,6 +84,19 @@ fn fill_streaming(dst: &mut [u8], value: u8) {
 /// row (`tools/bench_peers.py`) costs its passes only, not an allocation and its page faults.
 static BUFFER: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 
+/// The kept buffer, locked, holding `words` words (backed by huge pages where the system
+/// allows, like the benchmark's tensors), and whether it was allocated just now.
+fn kept_buffer(words: usize) -> (MutexGuard<'static, Vec<u64>>, bool) {
+    let mut kept = BUFFER.lock().unwrap_or_else(PoisonError::into_inner);
+    let fresh = kept.len() != words;
+    if fresh {
+        // The old buffer is freed before the new one is touched.
+        *kept = Vec::new();
+        *kept = huge_words(words);
+    }
+    (kept, fresh)
+}
+
 /// Measures [`Bandwidth`] on the current rayon pool (its thread count) with a buffer of
 /// `bytes` bytes, best of `reps` runs of each measurement. The buffer is kept for the next
 /// call of the same size; a new one gets one untimed pass of each measurement first (page
@@ -91,13 +104,7 @@ static BUFFER: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
     let threads = rayon::current_num_threads().max(1);
     let words = bytes / 8;
-    let mut kept = BUFFER.lock().unwrap_or_else(PoisonError::into_inner);
-    let fresh = kept.len() != words;
-    if fresh {
-        *kept = Vec::new(); // the old buffer freed before the new one is touched
-                            // Backed by huge pages where the system allows, like the benchmark's tensors.
-        *kept = huge_words(words);
-    }
+    let (mut kept, fresh) = kept_buffer(words);
     let buffer: &mut Vec<u64> = &mut kept;
     let chunk = words.div_ceil(threads).max(1);
     let best = |f: &mut dyn FnMut()| {
@@ -146,19 +153,15 @@ pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
 /// CPU has them, best of `reps`. The sample (at most a few MiB) stays in cache, so this times
 /// the writes. Some machines write some data faster than other data: on round 29's AMD EPYC
 /// (Zen 5, KVM guest) one core wrote 64-byte lines holding one nonzero 32-bit word at
-/// 70–75 GB/s and lines of nonzero bytes at 43–44, so a floor written with nonzero bytes is no
-/// floor for a mostly-zero output (OneHot). An empty sample measures nothing (returns 0).
+/// 90–92 GB/s with 32-byte non-temporal stores (70–75 with 64-byte ones) and lines of nonzero
+/// bytes at 42–44, so a floor written with nonzero bytes is no floor for a mostly-zero output
+/// (OneHot). An empty sample measures nothing (returns 0).
 pub fn measure_write_of(sample: &[u8], bytes: usize, reps: usize) -> f64 {
     if sample.is_empty() {
         return 0.0;
     }
     let threads = rayon::current_num_threads().max(1);
-    let words = bytes / 8;
-    let mut kept = BUFFER.lock().unwrap_or_else(PoisonError::into_inner);
-    if kept.len() != words {
-        *kept = Vec::new();
-        *kept = huge_words(words);
-    }
+    let (mut kept, _) = kept_buffer(bytes / 8);
     let target = bytemuck_u8(&mut kept);
     // Whole copies of the sample per thread, so every thread writes the same pattern.
     let per_thread = (target.len() / threads / sample.len()).max(1) * sample.len();
