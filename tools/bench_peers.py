@@ -6,9 +6,10 @@ ctypes, so that our kernels, numpy and single-operator ONNX Runtime sessions are
 same process on the same inputs, calls interleaved (the order rotates every repetition). It
 measures the memory bandwidth in the same run for the floor of each row: input bytes / read
 bandwidth + output bytes / write bandwidth, the bandwidth being the best measured at the start
-of each of the row's rounds (and, for reference, at the start and end of the run). Every row runs in two sets: one
-thread each side ("per core": ours on a 1-thread pool, ONNX Runtime with one intra-op thread,
-numpy single-threaded anyway) and all cores. Every row checks that the results are equal.
+of each of the row's rounds (and, for reference, at the start and end of the run), the write
+both as a fill and as copies of a sample of the row's own output. Every row runs in two sets:
+one thread each side ("per core": ours on a 1-thread pool, ONNX Runtime with one intra-op
+thread, numpy single-threaded anyway) and all cores. Every row checks that the results are equal.
 
 `report` merges several runs (medians of the per-run medians, with the spread of ours) into
 the Markdown tables of docs/performance.md.
@@ -641,13 +642,14 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None, 
     that) rounds. `bandwidth` (() -> (read GB/s, write GB/s)), when given, is measured at the
     start of every round, and the row's floor takes the best of those (`bandwidth_gbs`): the
     floor then holds for the conditions the row ran in. On a 2-vCPU KVM guest (AMD EPYC, Zen 5,
-    round 29) two threads wrote at 43 or at 85 GB/s depending on where the host had put the
-    vCPUs, for seconds to minutes at a time; one measurement at the start and end of a run
+    round 29) two threads wrote at 43 or at 85 GB/s depending on the host's state (where it
+    had put the vCPUs, we suppose), for seconds to minutes at a time; one measurement at the
+    start and end of a run
     gave some rows a floor from the fast state while they ran in the slow one. `write_of`
     ((sample) -> write GB/s), when given too, measures in every round the write bandwidth of
     copies of a sample of our checked output (`output_sample`), and the floor takes the better
-    of the two writes: that machine wrote mostly-zero data (OneHot's rows) at 70–75 GB/s on
-    one thread and nonzero bytes (the fill) at 44, so a fill-only floor was no floor there."""
+    of the two writes: that machine wrote copies of OneHot's mostly-zero output at 84–93 GB/s
+    on one thread and nonzero bytes (the fill) at 44, so a fill-only floor was no floor there."""
     result = {"threads": threads}
     checks = {}
     first = {}
