@@ -644,8 +644,8 @@ def run_row(row: Row, case: Case, threads: int, reps: int, log, bandwidth=None, 
     floor then holds for the conditions the row ran in. On a 2-vCPU KVM guest (AMD EPYC, Zen 5,
     round 29) two threads wrote at 43 or at 85 GB/s depending on the host's state (where it
     had put the vCPUs, we suppose), for seconds to minutes at a time; one measurement at the
-    start and end of a run
-    gave some rows a floor from the fast state while they ran in the slow one. `write_of`
+    start and end of a run gave some rows a floor from the fast state while they ran in the
+    slow one. `write_of`
     ((sample) -> write GB/s), when given too, measures in every round the write bandwidth of
     copies of a sample of our checked output (`output_sample`), and the floor takes the better
     of the two writes: that machine wrote copies of OneHot's mostly-zero output at 84–93 GB/s

@@ -107,18 +107,7 @@ pub fn measure(bytes: usize, reps: usize) -> Bandwidth {
     let (mut kept, fresh) = kept_buffer(words);
     let buffer: &mut Vec<u64> = &mut kept;
     let chunk = words.div_ceil(threads).max(1);
-    let best = |f: &mut dyn FnMut()| {
-        if fresh {
-            f();
-        }
-        (0..reps.max(1))
-            .map(|_| {
-                let start = Instant::now();
-                f();
-                start.elapsed().as_secs_f64()
-            })
-            .fold(f64::INFINITY, f64::min)
-    };
+    let best = |f: &mut dyn FnMut()| best_seconds(reps, fresh, f);
     let read_s = best(&mut || {
         let sum: u64 = buffer
             .par_chunks(chunk)
@@ -170,56 +159,32 @@ pub fn measure_write_of(sample: &[u8], bytes: usize, reps: usize) -> f64 {
             .par_chunks_mut(per_thread)
             .for_each(|part| copy_repeated(part, sample));
     };
-    copy(target);
-    let best = (0..reps.max(1))
-        .map(|_| {
-            let start = Instant::now();
-            copy(target);
-            start.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min);
+    let best = best_seconds(reps, true, &mut || copy(target));
     target.len() as f64 / best / 1e9
 }
 
-/// Fills `dst` with copies of `sample` end to end (the last one cut short), with 32-byte
-/// non-temporal stores where the CPU has AVX (16-byte ones wrote about half as fast on AMD
-/// Zen), plain copies elsewhere.
-fn copy_repeated(dst: &mut [u8], sample: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") {
-        for piece in dst.chunks_mut(sample.len()) {
-            // SAFETY: AVX was detected just above.
-            unsafe { copy_streaming_avx(piece, &sample[..piece.len()]) };
-        }
-        // SAFETY: SSE is part of the x86-64 baseline.
-        unsafe { std::arch::x86_64::_mm_sfence() };
-        return;
+/// The shortest of `reps` (at least one) timed calls of `f`, in seconds, after one untimed
+/// call when `warm_up`.
+fn best_seconds(reps: usize, warm_up: bool, f: &mut dyn FnMut()) -> f64 {
+    if warm_up {
+        f();
     }
-    for piece in dst.chunks_mut(sample.len()) {
-        piece.copy_from_slice(&sample[..piece.len()]);
-    }
+    (0..reps.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
-/// Copies `src` into `dst` (same length): plain copies up to `dst`'s first 32-byte boundary
-/// and after its last, 32-byte non-temporal stores between.
-///
-/// # Safety
-/// The CPU must support AVX.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn copy_streaming_avx(dst: &mut [u8], src: &[u8]) {
-    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256};
-    let head = dst.as_ptr().align_offset(32).min(dst.len());
-    dst[..head].copy_from_slice(&src[..head]);
-    let body = (dst.len() - head) & !31;
-    for i in (head..head + body).step_by(32) {
-        // SAFETY: i + 32 <= head + body <= dst.len() == src.len(); dst + i is 32-byte aligned.
-        unsafe {
-            let v = _mm256_loadu_si256(src.as_ptr().add(i).cast::<__m256i>());
-            _mm256_stream_si256(dst.as_mut_ptr().add(i).cast::<__m256i>(), v);
-        }
+/// Fills `dst` with copies of `sample` end to end (the last one cut short), through the CPU
+/// backend's own streamed copy (non-temporal stores where the CPU has them).
+fn copy_repeated(dst: &mut [u8], sample: &[u8]) {
+    for piece in dst.chunks_mut(sample.len()) {
+        opconform_cpu::copy_streaming(piece, &sample[..piece.len()], true);
     }
-    dst[head + body..].copy_from_slice(&src[head + body..]);
+    opconform_cpu::stream_fence();
 }
 
 /// `words` `u64`s (every byte 1), backed by huge pages where the system allows (see

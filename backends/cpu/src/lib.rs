@@ -37,7 +37,7 @@ use opconform_backend::{
     validate, Backend, BackendError, BackendInfo, Level, OperatorDesc, OperatorKind, Tensor,
     TensorDesc, Violation,
 };
-pub use simd::{BASELINE_ENV, NO_AVX512_ENV};
+pub use simd::{copy_streaming, stream_fence, BASELINE_ENV, NO_AVX512_ENV};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use strided::internal;
 

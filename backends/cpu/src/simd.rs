@@ -173,10 +173,13 @@ pub(crate) use crate::thresholds::STREAM_MIN_BYTES;
 /// otherwise doubles the memory traffic of a write. Call [`stream_fence`] before the written
 /// memory is handed to another thread.
 ///
+/// Public so that the benchmark's write floor (`opconform-bench`) writes with the same
+/// streamed stores as the kernels.
+///
 /// # Panics
 /// If the lengths differ.
 #[inline]
-pub(crate) fn copy_streaming(dst: &mut [u8], src: &[u8], stream: bool) {
+pub fn copy_streaming(dst: &mut [u8], src: &[u8], stream: bool) {
     assert_eq!(dst.len(), src.len(), "copy_streaming: lengths differ");
     #[cfg(target_arch = "x86_64")]
     if stream {
@@ -370,7 +373,7 @@ fn prefetch_group(group: *const u8, lines: usize, ahead: usize) {
 
 /// Orders the non-temporal stores of [`copy_streaming`] before every later store (`sfence`).
 #[inline]
-pub(crate) fn stream_fence() {
+pub fn stream_fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `sfence` has no preconditions; SSE is part of the x86-64 baseline.
     unsafe {
