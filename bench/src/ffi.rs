@@ -106,6 +106,16 @@ fn follow_cpus(cpus: &Option<libc::cpu_set_t>) {
     }
 }
 
+/// Runs `f` on the pool of `threads` threads ([`pool`]), on the calling thread's CPUs when the
+/// pool has one thread ([`follow_cpus`]).
+fn on_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> Result<R, String> {
+    let cpus = caller_cpus();
+    Ok(pool(threads)?.install(|| {
+        follow_cpus(&cpus);
+        f()
+    }))
+}
+
 /// Runs `f`, turning a panic into an error.
 fn guarded<R>(f: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err("panicked".to_string()))
@@ -176,15 +186,13 @@ pub unsafe extern "C" fn ocb_case_run(
     };
     let result = guarded(|| {
         let backend = CpuBackend::new();
-        let cpus = caller_cpus();
-        pool(threads)?.install(|| {
-            follow_cpus(&cpus);
+        on_pool(threads, || {
             let start = Instant::now();
             for _ in 0..iterations {
                 case.run(&backend)?;
             }
             Ok(start.elapsed().as_secs_f64())
-        })
+        })?
     });
     result.unwrap_or_else(|e| {
         fail(e);
@@ -293,13 +301,7 @@ pub unsafe extern "C" fn ocb_bandwidth(
         fail("null output");
         return -1;
     }
-    let cpus = caller_cpus();
-    let measured = guarded(|| {
-        Ok(pool(threads)?.install(|| {
-            follow_cpus(&cpus);
-            bandwidth::measure(bytes, reps)
-        }))
-    });
+    let measured = guarded(|| on_pool(threads, || bandwidth::measure(bytes, reps)));
     match measured {
         Ok(b) => {
             // SAFETY: the caller's contract.
@@ -342,13 +344,8 @@ pub unsafe extern "C" fn ocb_write_bandwidth_of(
         // SAFETY: the caller's contract.
         unsafe { std::slice::from_raw_parts(sample, sample_len) }
     };
-    let cpus = caller_cpus();
-    let measured = guarded(|| {
-        Ok(pool(threads)?.install(|| {
-            follow_cpus(&cpus);
-            bandwidth::measure_write_of(sample, bytes, reps)
-        }))
-    });
+    let measured =
+        guarded(|| on_pool(threads, || bandwidth::measure_write_of(sample, bytes, reps)));
     match measured {
         Ok(gbs) => {
             // SAFETY: the caller's contract.
