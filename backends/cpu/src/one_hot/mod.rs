@@ -1315,8 +1315,8 @@ mod tests {
     use crate::simd::Isa;
     use crate::strided::Layout;
     use crate::thresholds::{
-        ONE_HOT_LINES_BLOCK_ROWS, ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER,
-        ONE_HOT_TASK_BYTES, TASK_ELEMENTS,
+        ONE_HOT_LINES_BLOCK_ROWS, ONE_HOT_LINES_MAX_DEPTH, ONE_HOT_POSITION_BLOCK,
+        ONE_HOT_SCATTER_MAX_INNER, ONE_HOT_TASK_BYTES, TASK_ELEMENTS,
     };
 
     /// splitmix64, for reproducible test data.
@@ -1500,6 +1500,53 @@ mod tests {
             (3, ONE_HOT_TASK_BYTES / 40 + 1, 13),
         ] {
             check_shape(&mut rng, outer, depth, inner);
+        }
+    }
+
+    #[test]
+    fn rows_of_a_line_or_more_keep_the_on_value_of_a_row_cut_by_the_chunk() {
+        // Every row's OnValue in its last element, so that whenever a row ends inside a line
+        // the next row starts in, that line holds it: at every element-aligned start of the
+        // output within a line, every row length of 1 to 3 lines and a half, and over several
+        // tasks (chunks that start inside a row).
+        for size in [1usize, 2, 4, 8] {
+            for depth in [64 / size, 96 / size, 128 / size + 1, 200 / size]
+                .into_iter()
+                .filter(|&d| d <= ONE_HOT_LINES_MAX_DEPTH)
+            {
+                let outer = (2 * ONE_HOT_TASK_BYTES / (depth * size)).max(64) + 3;
+                let shape = OneHotShape {
+                    outer,
+                    depth,
+                    inner: 1,
+                };
+                let idx = vec![depth as i32 - 1; outer];
+                let desc = TensorDesc::packed(DataType::Int32, &[outer as u32]);
+                let data: Vec<u8> = idx.iter().flat_map(|i| i.to_le_bytes()).collect();
+                let layout = Layout::new(&desc, data.len(), "indices").unwrap();
+                let indices =
+                    Indices::new(DataType::Int32, &data, &layout, depth as u64, false).unwrap();
+                let (on, off) = (vec![0xC5u8; size], vec![0x1Au8; size]);
+                let expected = reference(&vec![Some(depth - 1); outer], shape, &on, &off);
+                for at in (0..64).step_by(size) {
+                    for isa in Isa::available() {
+                        for (parallel, stream) in [(false, true), (true, true), (false, false)] {
+                            let mode = Mode {
+                                parallel,
+                                stream,
+                                isa,
+                            };
+                            let mut buffer = vec![0xABu8; expected.len() + 64];
+                            let out = &mut buffer[at..at + expected.len()];
+                            fill_sized(&indices, shape, &on, &off, out, mode).unwrap();
+                            assert!(
+                                out == expected,
+                                "depth {depth}, {size}-byte values, at {at}, {mode:?}"
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 
