@@ -10,6 +10,10 @@
 //! bytes (all bytes of an element share its row and column, so the mask is whole elements),
 //! and a masked blend of the two values' 64-byte patterns is the line.
 //!
+//! When a row fills a line or more (`depth × e ≥ 64`), a line holds parts of at most two
+//! rows, and the lines are written a row at a time instead ([`body_rows`]): one mask from the
+//! row's position, and the previous row's OnValue carried into the line the two share.
+//!
 //! The scatter kernel marks each OnValue in a line mask one index at a time: at depth 1–7
 //! that chain of loads and stores, and the branches of resolving each index, took about 5 ns
 //! per index (INT64 → FLOAT32 at depth 2: 6.8 times the floor, behind numpy).
