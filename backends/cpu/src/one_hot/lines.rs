@@ -23,6 +23,8 @@ use crate::element::OneHotIndex;
 use crate::simd::{prefetch_ahead, Isa};
 use crate::thresholds::{
     ONE_HOT_LINES_BLOCK_ROWS as BLOCK_ROWS, ONE_HOT_LINES_MAX_DEPTH, ONE_HOT_LINES_MIN_BYTES,
+    ONE_HOT_WIDE_INDEX_PREFETCH_BYTES as WIDE_PREFETCH_BYTES,
+    ONE_HOT_WIDE_INDEX_STEP_BYTES as WIDE_STEP_BYTES,
 };
 use std::sync::OnceLock;
 
@@ -492,7 +494,8 @@ impl<'i, 'a> RowPositions<'i, 'a> {
             (self.first, self.held_end) = (row, row + len);
             self.read_ahead = self.read_ahead.max(self.held_end);
         }
-        if let Some((data, size)) = self.packed {
+        // Wide indices prefetch their own lines as they are resolved (`byte_positions_run`).
+        if let Some((data, size @ ..=4)) = self.packed {
             // The indices of the next block start arriving while this one's lines are
             // written (non-temporal stores and the hardware prefetcher compete otherwise).
             let target = (row + BLOCK_ROWS).min(self.end);
@@ -569,6 +572,27 @@ fn byte_positions_run_body<I: OneHotIndex>(
     depth: u64,
     from_end: bool,
 ) {
+    if I::SIZE == 8 {
+        // Wide indices: a step at a time, each step's lines prefetched ahead of it
+        // (`ONE_HOT_WIDE_INDEX_STEP_BYTES`); the block read-ahead of `RowPositions` is off.
+        let per_step = WIDE_STEP_BYTES / I::SIZE;
+        for (k, (out, step)) in out
+            .chunks_mut(per_step)
+            .zip(bytes.chunks(WIDE_STEP_BYTES))
+            .enumerate()
+        {
+            for line in (0..WIDE_STEP_BYTES).step_by(64) {
+                prefetch_ahead(
+                    bytes.as_ptr(),
+                    WIDE_PREFETCH_BYTES + WIDE_STEP_BYTES * k + line,
+                );
+            }
+            for (slot, b) in out.iter_mut().zip(step.chunks_exact(I::SIZE)) {
+                *slot = byte_position(I::read(b), depth, from_end);
+            }
+        }
+        return;
+    }
     for (slot, b) in out.iter_mut().zip(bytes.chunks_exact(I::SIZE)) {
         *slot = byte_position(I::read(b), depth, from_end);
     }
