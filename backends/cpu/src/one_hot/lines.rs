@@ -230,12 +230,7 @@ unsafe fn body_lines<const STREAM: bool>(
             let columns = _mm512_loadu_si512(lane_columns.add(column).cast());
             let hit = _mm512_cmpeq_epi8_mask(_mm512_permutexvar_epi8(lanes, window), columns);
             let value = _mm512_mask_blend_epi8(hit, values[0], values[1]);
-            let out = dst.add(64 * line).cast();
-            if STREAM {
-                _mm512_stream_si512(out, value);
-            } else {
-                _mm512_storeu_si512(out, value);
-            }
+            store_line::<STREAM>(dst.add(64 * line), value);
             line += 1;
             row += whole_rows;
             at = at.add(whole_rows);
@@ -341,7 +336,7 @@ unsafe fn body_rows<const STREAM: bool, const LINES: usize>(
     let mut from = (row * depth - start) * size;
     let mut line = (from / 64).min(lines);
     body_lines::<STREAM>(tables, rows, at_line(0), dst, line, values);
-    if line == lines || row >= rows.end {
+    if line == lines {
         return at_line(lines);
     }
     let element_mask = u64::MAX >> (64 - size);
@@ -359,12 +354,7 @@ unsafe fn body_rows<const STREAM: bool, const LINES: usize>(
     let when = |hit: bool, mask: u64| if hit { mask } else { 0 };
     let store = |line: usize, mask: u64| {
         let value = _mm512_mask_blend_epi8(mask, values[0], values[1]);
-        let out = dst.add(64 * line).cast();
-        if STREAM {
-            _mm512_stream_si512(out, value);
-        } else {
-            _mm512_storeu_si512(out, value);
-        }
+        store_line::<STREAM>(dst.add(64 * line), value);
     };
     let mut carry = if start % depth == 0 {
         0
@@ -417,6 +407,23 @@ fn carried_on_bytes(p: u8, size: usize, row_bytes: usize, from: usize) -> u64 {
         (u64::MAX >> (64 - size)) << (byte as usize % 64)
     } else {
         0
+    }
+}
+
+/// Stores the 64-byte line `value` at `out`: streamed (non-temporal) when `STREAM`, `out` then
+/// on a line boundary.
+///
+/// # Safety
+/// The CPU must have AVX-512 F (this is inlined into functions compiled for it); 64 bytes
+/// writable at `out`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn store_line<const STREAM: bool>(out: *mut u8, value: std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::*;
+    if STREAM {
+        _mm512_stream_si512(out.cast(), value);
+    } else {
+        _mm512_storeu_si512(out.cast(), value);
     }
 }
 
