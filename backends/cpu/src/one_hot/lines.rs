@@ -339,17 +339,11 @@ unsafe fn body_rows<const STREAM: bool, const LINES: usize>(
     if line == lines {
         return at_line(lines);
     }
-    let element_mask = u64::MAX >> (64 - size);
     // A row's OnValue bytes, by its position `p`, in the line that holds them, and that
     // line's number from the line the row starts in, `phase` bytes before it.
     let on_bytes = |p: u8, phase: usize| {
         let byte = phase + p as usize * size;
-        let mask = if p == NO_BYTE_POSITION {
-            0
-        } else {
-            element_mask << (byte % 64)
-        };
-        (byte / 64, mask)
+        (byte / 64, on_value_mask(p, size, byte))
     };
     let when = |hit: bool, mask: u64| if hit { mask } else { 0 };
     let store = |line: usize, mask: u64| {
@@ -398,15 +392,23 @@ unsafe fn body_rows<const STREAM: bool, const LINES: usize>(
 /// of the row before it (`row_bytes` long, of `size`-byte elements), whose position is `p`:
 /// none unless that row ends in the same line and its OnValue lies there.
 fn carried_on_bytes(p: u8, size: usize, row_bytes: usize, from: usize) -> u64 {
-    if p == NO_BYTE_POSITION {
-        return 0;
-    }
     // From the body's start; the previous row can start before it.
     let byte = (from + p as usize * size) as isize - row_bytes as isize;
     if byte >= (from & !63) as isize {
-        (u64::MAX >> (64 - size)) << (byte as usize % 64)
+        on_value_mask(p, size, byte as usize)
     } else {
         0
+    }
+}
+
+/// The line mask of the `size` bytes of an OnValue at `byte` (from any line boundary) of a
+/// row whose position is `p`: none when `p` is [`NO_BYTE_POSITION`].
+#[inline(always)]
+fn on_value_mask(p: u8, size: usize, byte: usize) -> u64 {
+    if p == NO_BYTE_POSITION {
+        0
+    } else {
+        (u64::MAX >> (64 - size)) << (byte % 64)
     }
 }
 
@@ -502,7 +504,10 @@ impl<'i, 'a> RowPositions<'i, 'a> {
             self.read_ahead = self.read_ahead.max(self.held_end);
         }
         // Wide indices prefetch their own lines as they are resolved (`byte_positions_run`).
-        if let Some((data, size @ ..=4)) = self.packed {
+        if let Some((data, size)) = self
+            .packed
+            .filter(|&(_, size)| !prefetched_as_resolved(size))
+        {
             // The indices of the next block start arriving while this one's lines are
             // written (non-temporal stores and the hardware prefetcher compete otherwise).
             let target = (row + BLOCK_ROWS).min(self.end);
@@ -579,7 +584,7 @@ fn byte_positions_run_body<I: OneHotIndex>(
     depth: u64,
     from_end: bool,
 ) {
-    if I::SIZE == 8 {
+    if prefetched_as_resolved(I::SIZE) {
         // Wide indices: a step at a time, each step's lines prefetched ahead of it
         // (`ONE_HOT_WIDE_INDEX_STEP_BYTES`); the block read-ahead of `RowPositions` is off.
         let per_step = WIDE_STEP_BYTES / I::SIZE;
@@ -603,6 +608,13 @@ fn byte_positions_run_body<I: OneHotIndex>(
     for (slot, b) in out.iter_mut().zip(bytes.chunks_exact(I::SIZE)) {
         *slot = byte_position(I::read(b), depth, from_end);
     }
+}
+
+/// Whether packed indices of `size` bytes are prefetched line by line as they are resolved
+/// ([`byte_positions_run_body`]) rather than a block ahead ([`RowPositions::window`]): the
+/// 8-byte ones ([`ONE_HOT_WIDE_INDEX_STEP_BYTES`](crate::thresholds::ONE_HOT_WIDE_INDEX_STEP_BYTES)).
+fn prefetched_as_resolved(size: usize) -> bool {
+    size == 8
 }
 
 /// The position `index` selects in a sequence of `depth` (below 255) elements as a byte, or
