@@ -94,6 +94,31 @@ pub(crate) fn amd_cpu() -> bool {
     }
 }
 
+/// True on AMD family 1Ah (Zen 5), read once as [`amd_cpu`] is. NonZeroCoordinates writes
+/// the rows of sparse narrow inputs in place there
+/// ([`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`](crate::thresholds::NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY)).
+#[inline]
+pub(crate) fn amd_zen5() -> bool {
+    static ZEN5: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ZEN5.get_or_init(|| amd_cpu() && cpu_family() == Some(0x1A))
+}
+
+/// The CPU's family from CPUID leaf 1 (base family, plus the extended family when the base is
+/// 0Fh), or `None` off x86-64.
+fn cpu_family() -> Option<u32> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: CPUID leaf 1 exists on every x86-64 CPU.
+        #[allow(unused_unsafe)]
+        let eax = unsafe { std::arch::x86_64::__cpuid(1) }.eax;
+        let base = (eax >> 8) & 0xF;
+        let extended = (eax >> 20) & 0xFF;
+        Some(if base == 0xF { base + extended } else { base })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
 /// [`amd_cpu`] read from CPUID leaf 0 (the vendor string).
 fn vendor_is_amd() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -596,6 +621,27 @@ mod tests {
             return; // an architecture whose cpuinfo names no vendor
         };
         assert_eq!(amd_cpu(), vendor == "AuthenticAMD", "vendor_id {vendor}");
+    }
+
+    #[test]
+    fn the_family_agrees_with_proc_cpuinfo() {
+        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
+            return; // not Linux: nothing independent to compare with
+        };
+        let Some(family) = cpuinfo
+            .lines()
+            .find_map(|line| line.strip_prefix("cpu family"))
+            .and_then(|rest| {
+                rest.trim_start_matches([' ', '\t', ':'])
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+            })
+        else {
+            return; // an architecture whose cpuinfo names no family
+        };
+        assert_eq!(cpu_family(), Some(family));
+        assert_eq!(amd_zen5(), amd_cpu() && family == 0x1A);
     }
 
     #[test]

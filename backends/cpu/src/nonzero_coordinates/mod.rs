@@ -47,11 +47,12 @@ mod tests;
 
 use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
-use crate::simd::{amd_cpu, nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
+use crate::simd::{amd_cpu, amd_zen5, nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
     NONZERO_AMD_STREAM_MAX_SHARE, NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER,
-    NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES,
+    NONZERO_MASK_PREFETCH_BYTES, NONZERO_NARROW_ELEMENT_BYTES, NONZERO_READ_AHEAD_BYTES,
+    NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
 };
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
@@ -86,6 +87,23 @@ struct Tuning {
     /// its rows in place ([`NONZERO_AMD_STREAM_MAX_SHARE`] on AMD CPUs without AVX-512, else
     /// no limit).
     stream_share: f64,
+    /// Chunks of elements of at most [`NONZERO_NARROW_ELEMENT_BYTES`] whose share of nonzero
+    /// elements is at most this write their rows in place: `[one worker, several]`
+    /// ([`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`] on AMD Zen 5 with AVX-512, else none).
+    narrow_in_place_density: [f64; 2],
+}
+
+/// What decides whether one chunk streams its rows ([`Tuning::chunk_streams`]).
+#[derive(Debug, Clone, Copy)]
+struct ChunkLoad {
+    /// Rows, and their bytes.
+    rows: usize,
+    row_bytes: usize,
+    /// Input elements, and the bytes of one.
+    elements: usize,
+    element_bytes: usize,
+    /// Whether several workers share the pass.
+    shared: bool,
 }
 
 impl Tuning {
@@ -103,13 +121,23 @@ impl Tuning {
             } else {
                 f64::INFINITY
             },
+            narrow_in_place_density: if isa == Isa::Avx512 && amd_zen5() {
+                NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY
+            } else {
+                [-1.0; 2]
+            },
         }
     }
 
-    /// Whether a chunk of `input_bytes` with `row_bytes` of rows streams them out, in a pass
-    /// that streams (`pass_streams`).
-    fn chunk_streams(&self, pass_streams: bool, row_bytes: usize, input_bytes: usize) -> bool {
-        pass_streams && row_bytes as f64 <= self.stream_share * input_bytes as f64
+    /// Whether a chunk streams its rows out, in a pass that streams (`pass_streams`).
+    fn chunk_streams(&self, pass_streams: bool, chunk: ChunkLoad) -> bool {
+        let density = chunk.rows as f64 / chunk.elements.max(1) as f64;
+        let narrow_in_place = chunk.element_bytes <= NONZERO_NARROW_ELEMENT_BYTES
+            && density <= self.narrow_in_place_density[usize::from(chunk.shared)];
+        pass_streams
+            && !narrow_in_place
+            && chunk.row_bytes as f64
+                <= self.stream_share * (chunk.elements * chunk.element_bytes) as f64
     }
 }
 
@@ -448,9 +476,14 @@ impl Job<'_> {
             // chunk gets (chunks are claimed once and their row ranges follow each other).
             let rows = unsafe { pass.rows.region(before, count) };
             let kernel = self.tuning.rows;
-            let stream =
-                self.tuning
-                    .chunk_streams(pass.stream, rows.len(), (end - start) * T::SIZE);
+            let load = ChunkLoad {
+                rows: count,
+                row_bytes: rows.len(),
+                elements: end - start,
+                element_bytes: T::SIZE,
+                shared: pass.workers > 1,
+            };
+            let stream = self.tuning.chunk_streams(pass.stream, load);
             emit::write_rows(&pass.shape, kernel, bits, start, rows, stream, next_input);
             let Some(next) = pass.chain.claim() else {
                 return;

@@ -502,7 +502,7 @@ fn invalid_descriptors_name_rules() {
 // --- Every path against a plain reference ---
 
 use super::emit::RowKernel;
-use super::{run_with, Tuning};
+use super::{run_with, ChunkLoad, Tuning};
 use crate::simd::Isa;
 use crate::test_tensors::poisoned;
 
@@ -614,6 +614,7 @@ fn tunings() -> Vec<Tuning> {
                     parallel_min: 1,
                     stream_min: 0,
                     stream_share: f64::INFINITY,
+                    narrow_in_place_density: [-1.0; 2],
                 });
             }
             // Dense chunks in place, sparse ones streamed, in one output.
@@ -624,6 +625,17 @@ fn tunings() -> Vec<Tuning> {
                 parallel_min: 1,
                 stream_min: 0,
                 stream_share: 0.5,
+                narrow_in_place_density: [-1.0; 2],
+            });
+            // Sparse chunks of narrow elements in place, the others streamed, in one output.
+            all.push(Tuning {
+                isa,
+                rows,
+                chunk: 192,
+                parallel_min: 1,
+                stream_min: 0,
+                stream_share: f64::INFINITY,
+                narrow_in_place_density: [0.3, 0.3],
             });
             all.push(Tuning {
                 isa,
@@ -632,6 +644,7 @@ fn tunings() -> Vec<Tuning> {
                 parallel_min: usize::MAX,
                 stream_min: 0,
                 stream_share: f64::INFINITY,
+                narrow_in_place_density: [-1.0; 2],
             });
         }
     }
@@ -1059,18 +1072,73 @@ fn innermost_unit_dimensions_are_moved_inside_and_their_columns_traded_back() {
     }
 }
 
+/// A chunk of `rows` rows of 4 coordinates over `elements` elements of `element_bytes`.
+fn load(rows: usize, elements: usize, element_bytes: usize, shared: bool) -> ChunkLoad {
+    ChunkLoad {
+        rows,
+        row_bytes: 16 * rows,
+        elements,
+        element_bytes,
+        shared,
+    }
+}
+
 #[test]
 fn a_chunk_streams_its_rows_only_within_the_share() {
     let shared = Tuning {
         stream_share: 0.25,
+        narrow_in_place_density: [-1.0; 2],
         ..Tuning::new(Isa::Portable)
     };
-    assert!(shared.chunk_streams(true, 25, 100));
-    assert!(!shared.chunk_streams(true, 26, 100));
-    assert!(!shared.chunk_streams(false, 1, 100));
+    // 25 and 26 bytes of rows over 100 input bytes (rows of 1 byte, to hit the edge exactly).
+    let edge = |row_bytes| ChunkLoad {
+        row_bytes,
+        ..load(1, 25, 4, false)
+    };
+    assert!(shared.chunk_streams(true, edge(25)));
+    assert!(!shared.chunk_streams(true, edge(26)));
+    assert!(!shared.chunk_streams(false, edge(1)));
     let unlimited = Tuning {
         stream_share: f64::INFINITY,
+        narrow_in_place_density: [-1.0; 2],
         ..Tuning::new(Isa::Portable)
     };
-    assert!(unlimited.chunk_streams(true, 1 << 40, 1));
+    assert!(unlimited.chunk_streams(true, load(1 << 36, 1, 4, false)));
+}
+
+#[test]
+fn sparse_chunks_of_narrow_elements_write_in_place_within_their_density() {
+    let tuning = Tuning {
+        stream_share: f64::INFINITY,
+        narrow_in_place_density: [0.3, 0.1],
+        ..Tuning::new(Isa::Portable)
+    };
+    // One worker: 30 % and less in place, for 1- and 2-byte elements only.
+    assert!(!tuning.chunk_streams(true, load(30, 100, 1, false)));
+    assert!(!tuning.chunk_streams(true, load(30, 100, 2, false)));
+    assert!(tuning.chunk_streams(true, load(31, 100, 1, false)));
+    assert!(tuning.chunk_streams(true, load(5, 100, 4, false)));
+    // Several workers: 10 % and less.
+    assert!(!tuning.chunk_streams(true, load(10, 100, 1, true)));
+    assert!(tuning.chunk_streams(true, load(11, 100, 1, true)));
+    // A pass that does not stream never does.
+    assert!(!tuning.chunk_streams(false, load(50, 100, 4, false)));
+}
+
+#[test]
+fn the_thresholds_write_narrow_rows_in_place_only_on_zen_5_with_avx512() {
+    for isa in Isa::available() {
+        let tuning = Tuning::new(isa);
+        // Rows of one coordinate: 0.2 bytes per input byte, within every share.
+        let sparse = ChunkLoad {
+            row_bytes: 20,
+            ..load(5, 100, 1, false)
+        };
+        let in_place = !tuning.chunk_streams(true, sparse);
+        assert_eq!(
+            in_place,
+            isa == Isa::Avx512 && crate::simd::amd_zen5(),
+            "{isa:?}"
+        );
+    }
 }
