@@ -195,8 +195,9 @@ pub const NONZERO_AMD_STREAM_MAX_SHARE: f64 = 0.25;
 /// from 2 % to 70 %; two threads UINT8 5 % 0.80, 10 % 0.81, 20 % 1.10, 30 % 1.23; FLOAT16 5 %
 /// 1.03, 10 % 0.99, 20 % 1.12. Other shapes agreed (one thread, UINT8 `[3e7]` 5 % 0.84 and
 /// 20 % 0.76, `[58, 68, 42, 64, 2]` 5 % 0.82, `[1000, 30, 1000]` 20 % 0.69; FLOAT16
-/// `[100, 300000]` 10 % 0.89; two threads UINT8 `[3e7]` 5 % 0.86). The timing included
-/// writing back the dirty lines: reading 96 MB after each call cost the same either way.
+/// `[100, 300000]` 10 % 0.89; two threads UINT8 `[3e7]` 5 % 0.86). Rows written in place
+/// leave dirty lines in the cache; counting their write-back (a 96 MB read after each call,
+/// less that read's own time), UINT8 5 % took 2.05 ms in place against 2.70 streamed.
 pub const NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY: [f64; 2] = [0.3, 0.1];
 
 /// NonZeroCoordinates: the widest elements [`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`] applies to.
