@@ -1345,6 +1345,28 @@ impl FoldVectors for Avx2Fold {
 #[cfg(target_arch = "x86_64")]
 const ROW_GROUP: usize = 8;
 
+/// [`ROW_GROUP`] for 64-byte vectors of elements other than 2-byte ones. On one AMD EPYC
+/// (Zen 5) core, one process per group size, medians of 11 (group 8 → 7 → 6): FLOAT32
+/// `{64}^4` axes 1,3 2.24–2.89 → 2.06–2.14 → 2.07–2.33 ms; FLOAT32 `{4096,16384}` axis 0 9.3–9.4
+/// → – → 8.95; INT32 axis 0 8.96 → 8.61 → 8.56; UINT8 axis 0 2.14–2.21 → 1.98 → 2.00–2.02;
+/// the padded rank-5 axes 1,3 3.44–3.54 → 3.36 → 3.37; two threads FLOAT32 axis 0 7.63 → – →
+/// 6.91. FLOAT16 axis 0 went the other way (3.86–3.96 → 4.23 → 4.60–4.64), so 2-byte elements
+/// keep [`ROW_GROUP`]; 4 was slower still for both (FLOAT16 4.74–4.78, padded 4.89). Against
+/// the library before, processes alternated: FLOAT32 axis 0 9.32–9.43 → 8.76–8.85 ms, `{64}^4`
+/// axes 1,3 2.16 → 2.09–2.11 (the host in its fast state), FLOAT16 and both axes unchanged.
+#[cfg(target_arch = "x86_64")]
+const WIDE_ROW_GROUP: usize = 7;
+
+/// Rows [`fold_rows_body`] loads together for elements of `T` in vectors of `W`.
+#[cfg(target_arch = "x86_64")]
+fn row_group<T: Lanes, W: FoldVectors>() -> usize {
+    if W::BYTES >= 64 && T::SIZE != 2 {
+        WIDE_ROW_GROUP
+    } else {
+        ROW_GROUP
+    }
+}
+
 /// Folds `rows` into fresh running maxima of `values.len() / T::SIZE` lanes (at least a
 /// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the
 /// number of the row it came from (the first or, with `LAST`, the last such row). Returns
@@ -1431,9 +1453,10 @@ pub(crate) unsafe fn fold_rows_body<T: Lanes, const LAST: bool, W: FoldVectors>(
     let base = data.as_ptr();
     let ahead = fold_prefetch_bytes(bytes);
     let mut nans = W::no_nans();
+    let row_group = row_group::<T, W>();
     let mut r = 0;
     while r < rows.len() {
-        let group = (rows.len() - r).min(ROW_GROUP);
+        let group = (rows.len() - r).min(row_group);
         let mut starts = [base; ROW_GROUP];
         let mut numbers = [W::zero(); ROW_GROUP];
         for k in 0..group {
@@ -1913,6 +1936,9 @@ mod tests {
             (33, ROW_GROUP - 1),
             (33, ROW_GROUP + 1),
             (48, 2 * ROW_GROUP),
+            (33, WIDE_ROW_GROUP - 1),
+            (33, WIDE_ROW_GROUP + 1),
+            (48, 2 * WIDE_ROW_GROUP + 1),
         ] {
             let n = lanes * rows;
             check_fold::<u8>(lanes, rows, &elements(n, 1, |_, r| (r % 4) as u8 * 80));
