@@ -546,12 +546,22 @@ unsafe fn small_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) -
         T::eq_mask512(v2, max) & r2,
         T::eq_mask512(v3, max) & r3,
     ];
-    // The first (last) vector with a winner, without a branch: which one holds the maximum
-    // is random, and a branch on it mispredicted every other run.
-    let holders = u32::from(winners[0] != 0)
-        | u32::from(winners[1] != 0) << 1
-        | u32::from(winners[2] != 0) << 2
-        | u32::from(winners[3] != 0) << 3;
+    winning_lane::<LAST, 4>(winners, lanes)
+}
+
+/// The first (or, with `LAST`, the last) lane equal to the maximum, from each vector's mask
+/// of such lanes (`winners`, vectors of `lanes` lanes in run order); None when none is. The
+/// vector is found without a branch: which one holds the maximum is random, and a branch on
+/// it mispredicted every other run.
+#[inline(always)]
+fn winning_lane<const LAST: bool, const VECTORS: usize>(
+    winners: [u64; VECTORS],
+    lanes: usize,
+) -> Option<usize> {
+    let mut holders = 0u32;
+    for (k, &lanes_won) in winners.iter().enumerate() {
+        holders |= u32::from(lanes_won != 0) << k;
+    }
     if holders == 0 {
         return None;
     }
@@ -649,25 +659,7 @@ unsafe fn medium_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) 
         T::eq_mask512(v6, max) & r6,
         T::eq_mask512(v7, max) & r7,
     ];
-    // The first (last) vector with a winner, without a branch.
-    let holders = u32::from(winners[0] != 0)
-        | u32::from(winners[1] != 0) << 1
-        | u32::from(winners[2] != 0) << 2
-        | u32::from(winners[3] != 0) << 3
-        | u32::from(winners[4] != 0) << 4
-        | u32::from(winners[5] != 0) << 5
-        | u32::from(winners[6] != 0) << 6
-        | u32::from(winners[7] != 0) << 7;
-    if holders == 0 {
-        return None;
-    }
-    Some(if LAST {
-        let k = 31 - holders.leading_zeros() as usize;
-        k * lanes + 63 - winners[k].leading_zeros() as usize
-    } else {
-        let k = holders.trailing_zeros() as usize;
-        k * lanes + winners[k].trailing_zeros() as usize
-    })
+    winning_lane::<LAST, 8>(winners, lanes)
 }
 
 /// [`Prims::run_argmax`] with AVX-512 (for tests, which call every instruction set).

@@ -1803,7 +1803,7 @@ mod tests {
                 1 => 0.0,
                 2 => f64::NEG_INFINITY,
                 3 => f64::INFINITY,
-                4 if nan && r % 5 == 0 => f64::NAN,
+                4 if nan && r.is_multiple_of(5) => f64::NAN,
                 6 => -1.5,
                 _ => 2.5,
             };
