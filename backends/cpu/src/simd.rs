@@ -608,38 +608,31 @@ unsafe fn nonzero_masks_avx2(
 mod tests {
     use super::*;
 
+    /// The first value of `field` in /proc/cpuinfo, or `None` where there is no such file
+    /// (not Linux) or field (an architecture whose cpuinfo does not name it): then nothing
+    /// independent to compare with.
+    fn cpuinfo_field(field: &str) -> Option<String> {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+        cpuinfo
+            .lines()
+            .find_map(|line| line.strip_prefix(field))
+            .map(|rest| rest.trim_start_matches([' ', '\t', ':']).trim().to_owned())
+    }
+
     #[test]
     fn the_vendor_agrees_with_proc_cpuinfo() {
-        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
-            return; // not Linux: nothing independent to compare with
-        };
-        let Some(vendor) = cpuinfo
-            .lines()
-            .find_map(|line| line.strip_prefix("vendor_id"))
-            .map(|rest| rest.trim_start_matches([' ', '\t', ':']).trim().to_owned())
-        else {
-            return; // an architecture whose cpuinfo names no vendor
+        let Some(vendor) = cpuinfo_field("vendor_id") else {
+            return;
         };
         assert_eq!(amd_cpu(), vendor == "AuthenticAMD", "vendor_id {vendor}");
     }
 
     #[test]
     fn the_family_agrees_with_proc_cpuinfo() {
-        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
-            return; // not Linux: nothing independent to compare with
+        let Some(family) = cpuinfo_field("cpu family") else {
+            return;
         };
-        let Some(family) = cpuinfo
-            .lines()
-            .find_map(|line| line.strip_prefix("cpu family"))
-            .and_then(|rest| {
-                rest.trim_start_matches([' ', '\t', ':'])
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-            })
-        else {
-            return; // an architecture whose cpuinfo names no family
-        };
+        let family: u32 = family.parse().expect("cpuinfo's cpu family is a number");
         assert_eq!(cpu_family(), Some(family));
         assert_eq!(amd_zen5(), amd_cpu() && family == 0x1A);
     }

@@ -606,45 +606,34 @@ fn tunings() -> Vec<Tuning> {
                 rows,
                 ..Tuning::new(isa)
             });
+            // Tiny chunks, parallel workers and streamed rows from the first element.
+            let forced = Tuning {
+                isa,
+                rows,
+                chunk: 192,
+                parallel_min: 1,
+                stream_min: 0,
+                stream_share: f64::INFINITY,
+                narrow_in_place_density: [-1.0; 2],
+            };
             for chunk in [64, 192, 4096] {
-                all.push(Tuning {
-                    isa,
-                    rows,
-                    chunk,
-                    parallel_min: 1,
-                    stream_min: 0,
-                    stream_share: f64::INFINITY,
-                    narrow_in_place_density: [-1.0; 2],
-                });
+                all.push(Tuning { chunk, ..forced });
             }
             // Dense chunks in place, sparse ones streamed, in one output.
             all.push(Tuning {
-                isa,
-                rows,
-                chunk: 192,
-                parallel_min: 1,
-                stream_min: 0,
                 stream_share: 0.5,
-                narrow_in_place_density: [-1.0; 2],
+                ..forced
             });
             // Sparse chunks of narrow elements in place, the others streamed, in one output.
             all.push(Tuning {
-                isa,
-                rows,
-                chunk: 192,
-                parallel_min: 1,
-                stream_min: 0,
-                stream_share: f64::INFINITY,
                 narrow_in_place_density: [0.3, 0.3],
+                ..forced
             });
+            // One worker.
             all.push(Tuning {
-                isa,
-                rows,
                 chunk: 128,
                 parallel_min: usize::MAX,
-                stream_min: 0,
-                stream_share: f64::INFINITY,
-                narrow_in_place_density: [-1.0; 2],
+                ..forced
             });
         }
     }
