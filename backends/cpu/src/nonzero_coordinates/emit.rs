@@ -414,20 +414,17 @@ fn rows_body<const N: usize, const KERNEL: u8>(
     };
     let mut cursor = Cursor::new(shape, start);
     let mut lanes = Lanes::<N>::new();
+    let mut sink = Sink::new(out, stream, shape, KERNEL >= AVX512);
     // Runs shorter than a word: their coordinates are computed, not followed run by run.
     let short_runs = (KERNEL >= AVX512 && shape.inner < GROUP)
         .then(|| Levels::new(&shape.sizes[..shape.rank], N))
         .flatten();
     // Sparse words: their set bits gathered into full blocks, whatever their runs.
-    let rows = out.len() / (4 * N);
-    let mut gathered = (KERNEL == AVX512_VBMI2 && gathers(rows, words.len(), shape.inner))
-        .then(|| Divisors::new(&shape.sizes[..shape.rank], N))
-        .flatten()
-        .map(|divisors| Gathered::new(divisors, start));
-    // Otherwise, under AVX-512, runs of a word or more are all built by `batch_avx512` and
-    // `run_words_avx512`, which can build the rows with their columns traded already.
-    let built_traded = KERNEL >= AVX512 && shape.inner >= GROUP && gathered.is_none();
-    let mut sink = Sink::new(out, stream, shape, KERNEL >= AVX512, built_traded);
+    let mut gathered = (KERNEL == AVX512_VBMI2
+        && gathers(sink.rows_left(N), words.len(), shape.inner))
+    .then(|| Divisors::new(&shape.sizes[..shape.rank], N))
+    .flatten()
+    .map(|divisors| Gathered::new(divisors, start));
     let mut w = 0;
     while w < words.len() {
         let word = words[w];
@@ -619,32 +616,15 @@ struct Sink<'a> {
     /// The staging buffer (empty unless `stream`) and its bytes in use.
     stage: Stage,
     staged: usize,
-    /// How [`RowShape`]'s columns are traded in every row, if they are and the rows are not
-    /// built traded, and the bytes at the start of the stage whose rows have them traded
-    /// already.
+    /// How [`RowShape`]'s columns are traded in every row, if they are, and the bytes at
+    /// the start of the stage whose rows have them traded already.
     swap: Option<ColumnSwap>,
     settled: usize,
-    /// The column that takes the last coordinate as the AVX-512 batches build rows: the last
-    /// one, or (rows built traded) the one [`RowShape::swapped_columns`] trades it with.
-    varying: usize,
-    /// The columns to trade in the few rows that other writers build, when the AVX-512
-    /// batches build the rest traded.
-    traded_after: Option<(usize, usize)>,
 }
 
 impl<'a> Sink<'a> {
-    /// A sink for rows of `shape` into `out`; `vector` when the CPU has AVX-512 F, and
-    /// `built_traded` when every row but a few at the output's end ([`Sink::rows`]) is built
-    /// by the AVX-512 batches, which then build them with [`RowShape::swapped_columns`]
-    /// traded already, rather than trading them in a pass of their own.
-    fn new(
-        out: &'a mut [u8],
-        stream: bool,
-        shape: &RowShape,
-        vector: bool,
-        built_traded: bool,
-    ) -> Sink<'a> {
-        let traded_after = shape.swapped_columns.filter(|_| built_traded);
+    /// A sink for rows of `shape` into `out`; `vector` when the CPU has AVX-512 F.
+    fn new(out: &'a mut [u8], stream: bool, shape: &RowShape, vector: bool) -> Sink<'a> {
         Sink {
             out,
             written: 0,
@@ -653,11 +633,8 @@ impl<'a> Sink<'a> {
             staged: 0,
             swap: shape
                 .swapped_columns
-                .filter(|_| !built_traded)
                 .map(|columns| ColumnSwap::new(shape.n, columns, vector)),
             settled: 0,
-            varying: traded_after.map_or(shape.n.saturating_sub(1), |(a, _)| a),
-            traded_after,
         }
     }
 
@@ -673,30 +650,16 @@ impl<'a> Sink<'a> {
     ) {
         let count = mask.count_ones() as usize;
         let bytes = count * 4 * N;
-        let (varying, traded_after) = (self.varying, self.traded_after);
         let (region, at) = self.room(bytes + OVERRUN);
         if KERNEL >= AVX512 && region.len() >= bytes + 64 * N {
-            batch::<N>(
-                region,
-                mask,
-                first,
-                template,
-                KERNEL == AVX512_VBMI2,
-                varying,
-            );
-            *at += bytes;
-            return;
-        }
-        if KERNEL >= AVX2 && count >= DENSE_GROUP && region.len() >= bytes + 32 * N {
+            batch::<N>(region, mask, first, template, KERNEL == AVX512_VBMI2);
+        } else if KERNEL >= AVX2 && count >= DENSE_GROUP && region.len() >= bytes + 32 * N {
             lanes.refresh(template);
             dense::<N>(region, mask, first, lanes);
         } else if count < SPARSE_BATCH && region.len() >= SPARSE_BATCH * 4 * N {
             sparse_batch::<N>(region, mask, first, template);
         } else {
             sparse::<N>(&mut region[..bytes], mask, first, template);
-        }
-        if let Some(columns) = traded_after {
-            swap_columns(&mut region[..bytes], N, columns);
         }
         *at += bytes;
     }
@@ -716,7 +679,6 @@ impl<'a> Sink<'a> {
         cursor: &mut Cursor,
         before: impl FnMut(usize),
     ) -> usize {
-        let varying = self.varying;
         let (region, at) = self.room(GROUP * 4 * N + 64 * N);
         #[cfg(target_arch = "x86_64")]
         if KERNEL == AVX2 {
@@ -732,13 +694,13 @@ impl<'a> Sink<'a> {
         }
         #[cfg(target_arch = "x86_64")]
         if KERNEL >= AVX512 {
-            let vbmi2 = KERNEL == AVX512_VBMI2;
+            let (dst, room, vbmi2) = (region.as_mut_ptr(), region.len(), KERNEL == AVX512_VBMI2);
             // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
             // AVX-512 F, and VBMI2 with `AVX512_VBMI2`), for runs of a word or more whose
-            // cursor holds `start`.
-            let (done, bytes) = unsafe {
-                run_words_avx512::<N>(region, words, start, cursor, vbmi2, varying, before)
-            };
+            // cursor holds `start`; the kernel writes a word only while a whole word's rows
+            // and the overrun fit in `region`.
+            let (done, bytes) =
+                unsafe { run_words_avx512::<N>(dst, room, words, start, cursor, vbmi2, before) };
             *at += bytes;
             return done;
         }
@@ -818,6 +780,11 @@ impl<'a> Sink<'a> {
             *at += bytes;
         }
         let _ = (region, at);
+    }
+
+    /// Rows the output still has room for (staged ones count as written).
+    fn rows_left(&self, n: usize) -> usize {
+        (self.out.len() - self.written - self.staged) / (4 * n)
     }
 
     /// Where the next rows go, from the first unwritten byte, and the count of bytes written
@@ -1249,9 +1216,9 @@ unsafe fn dense_bytes_avx2<const N: usize>(
     }
 }
 
-/// The rows of any mask with AVX-512 ([`batch_avx512`]), `first + j` in column `varying`;
-/// `out` has room for the rows plus `64 * N` bytes. Only reached from the AVX-512
-/// instantiations of [`rows_body`]; `vbmi2` only from [`rows_avx512_vbmi2`].
+/// The rows of any mask with AVX-512 ([`batch_avx512`]); `out` has room for the rows plus
+/// `64 * N` bytes. Only reached from the AVX-512 instantiations of [`rows_body`]; `vbmi2` only
+/// from [`rows_avx512_vbmi2`].
 #[inline(always)]
 fn batch<const N: usize>(
     out: &mut [u8],
@@ -1259,7 +1226,6 @@ fn batch<const N: usize>(
     first: u32,
     template: &[u8; 4 * MAX_N],
     vbmi2: bool,
-    varying: usize,
 ) {
     let need = mask.count_ones() as usize * 4 * N + 64 * N;
     assert!(out.len() >= need, "AVX-512 rows: too little room");
@@ -1268,18 +1234,17 @@ fn batch<const N: usize>(
     // and VBMI2 when `vbmi2`), and `out` has room for the rows and the overrun (asserted
     // above).
     unsafe {
-        batch_avx512::<N>(out.as_mut_ptr(), mask, first, template, vbmi2, varying);
+        batch_avx512::<N>(out.as_mut_ptr(), mask, first, template, vbmi2);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (first, template, vbmi2, varying);
+    let _ = (first, template, vbmi2);
 }
 
 /// For each 16-element lane group of a row block: which coordinate it takes, as an index for
-/// `vpermt2d` over two vectors (the sixteen rows' varying coordinates, then the template).
-/// Slot `16 k + l` of the block is column `c = (16 k + l) % N` of row `(16 k + l) / N`: the
-/// varying coordinate when `c` is `varying` (the last column, or the one it trades places
-/// with: [`RowShape::swapped_columns`]), else the template's column `c` (index `16 + c`).
-const fn block_table(n: usize, varying: usize) -> [[u32; 16]; MAX_N] {
+/// `vpermt2d` over two vectors (the sixteen rows' last coordinates, then the template). Slot
+/// `16 k + l` of the block is column `c = (16 k + l) % N` of row `(16 k + l) / N`: the
+/// coordinate when `c` is the last column, else the template's column `c` (index `16 + c`).
+const fn block_table(n: usize) -> [[u32; 16]; MAX_N] {
     let mut table = [[0u32; 16]; MAX_N];
     let mut k = 0;
     while k < n {
@@ -1287,7 +1252,7 @@ const fn block_table(n: usize, varying: usize) -> [[u32; 16]; MAX_N] {
         while l < 16 {
             let slot = 16 * k + l;
             let (row, column) = (slot / n, slot % n);
-            table[k][l] = if column == varying { row } else { 16 + column } as u32;
+            table[k][l] = if column == n - 1 { row } else { 16 + column } as u32;
             l += 1;
         }
         k += 1;
@@ -1295,16 +1260,12 @@ const fn block_table(n: usize, varying: usize) -> [[u32; 16]; MAX_N] {
     table
 }
 
-/// [`block_table`] for every `N` from 0 to [`MAX_N`] and every varying column below it.
-static BLOCK_TABLES: [[[[u32; 16]; MAX_N]; MAX_N]; MAX_N + 1] = {
-    let mut tables = [[[[0u32; 16]; MAX_N]; MAX_N]; MAX_N + 1];
+/// [`block_table`] for every `N` from 0 to [`MAX_N`].
+const BLOCK_TABLES: [[[u32; 16]; MAX_N]; MAX_N + 1] = {
+    let mut tables = [[[0u32; 16]; MAX_N]; MAX_N + 1];
     let mut n = 1;
     while n <= MAX_N {
-        let mut varying = 0;
-        while varying < n {
-            tables[n][varying] = block_table(n, varying);
-            varying += 1;
-        }
+        tables[n] = block_table(n);
         n += 1;
     }
     tables
@@ -1336,14 +1297,13 @@ unsafe fn batch_avx512<const N: usize>(
     first: u32,
     template: &[u8; 4 * MAX_N],
     vbmi2: bool,
-    varying: usize,
 ) {
-    let (template, tables) = row_tables::<N>(template, varying);
+    let (template, tables) = row_tables::<N>(template);
     word_rows::<N>(out, mask, first, template, &tables, vbmi2);
 }
 
 /// The template row as a vector (its `N` columns in the low lanes) and the `N` permute tables
-/// of [`BLOCK_TABLES`] for rows of `N` coordinates whose column `varying` takes `first + j`.
+/// of [`BLOCK_TABLES`] for rows of `N` coordinates.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F.
@@ -1352,12 +1312,11 @@ unsafe fn batch_avx512<const N: usize>(
 #[inline]
 unsafe fn row_tables<const N: usize>(
     template: &[u8; 4 * MAX_N],
-    varying: usize,
 ) -> (std::arch::x86_64::__m512i, [std::arch::x86_64::__m512i; N]) {
     use std::arch::x86_64::*;
     (
         template_vector::<N>(template),
-        std::array::from_fn(|k| _mm512_loadu_si512(BLOCK_TABLES[N][varying][k].as_ptr().cast())),
+        std::array::from_fn(|k| _mm512_loadu_si512(BLOCK_TABLES[N][k].as_ptr().cast())),
     )
 }
 
@@ -1453,36 +1412,34 @@ unsafe fn word_rows<const N: usize>(
 
 /// [`batch_avx512`] over consecutive words (word `k`'s bit `j` is element `start + 64 k + j`)
 /// of runs of at least a word, from `cursor`'s run (which holds `start`), the template and
-/// tables in registers: rows from the start of `region`, while at least one full word's rows
-/// and the overrun fit in it; calls `before(k)` before word `k`. A word holds the end of at most
+/// tables in registers: rows from `dst`, while at least one full word's rows and the overrun
+/// fit in `room` bytes; calls `before(k)` before word `k`. A word holds the end of at most
 /// one run: its bits before that end take the run's template, the rest the next run's, the
 /// cursor moved on between them. Returns the words taken and the bytes of rows written; the
 /// cursor is left on the run holding the next word's first element, or the run before.
-/// Column `varying` of the rows takes the last coordinate ([`Sink::varying`]).
 ///
 /// Ending the loop at each run's end, with the word across it written through
 /// [`rows_body`]'s general path, cost about 20 ns a run: FLOAT16 `[62539, 215]` at 25 % on
 /// one thread took 1.6 times the memory floor.
 ///
 /// # Safety
-/// The CPU must support AVX-512 F, and VBMI2 when `vbmi2`; the cursor's runs must be at
-/// least [`GROUP`] elements long.
+/// The CPU must support AVX-512 F, and VBMI2 when `vbmi2`; `room` bytes writable at `dst`;
+/// the cursor's runs at least [`GROUP`] elements long.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,popcnt")]
 #[inline]
 unsafe fn run_words_avx512<const N: usize>(
-    region: &mut [u8],
+    dst: *mut u8,
+    room: usize,
     words: &[u64],
     start: usize,
     cursor: &mut Cursor,
     vbmi2: bool,
-    varying: usize,
     mut before: impl FnMut(usize),
 ) -> (usize, usize) {
-    let (dst, room) = (region.as_mut_ptr(), region.len());
     let worst = GROUP * 4 * N + 64 * N;
     let inner = cursor.shape.inner;
-    let (mut template, tables) = row_tables::<N>(&cursor.template, varying);
+    let (mut template, tables) = row_tables::<N>(&cursor.template);
     let next_run = |cursor: &mut Cursor| {
         cursor.advance(cursor.run_end);
         template_vector::<N>(&cursor.template)
@@ -1634,6 +1591,16 @@ unsafe fn lane_coordinates<const LANE: i32>(
 mod tests {
     use super::*;
 
+    /// The rows `batch` must write for `mask`: `template` with `first + j` last, per set bit.
+    fn expected_rows(n: usize, mask: u64, first: u32, template: &[u8; 4 * MAX_N]) -> Vec<u8> {
+        let mut rows = Vec::new();
+        for j in (0..64).filter(|j| mask >> j & 1 == 1) {
+            rows.extend_from_slice(&template[..4 * (n - 1)]);
+            rows.extend_from_slice(&first.wrapping_add(j).to_le_bytes());
+        }
+        rows
+    }
+
     /// Masks that put sixteen bits or fewer in one block, sixteen in one quarter, full
     /// quarters, the edges, every bit count, and random ones of every density.
     fn masks() -> Vec<u64> {
@@ -1675,36 +1642,17 @@ mod tests {
         (0..count).fold(0, |mask, j| mask | 1 << (j * 64 / count))
     }
 
-    /// The rows of `mask`'s bits `j`: `template` with `first + j` in column `varying`.
-    fn rows_varying_in(
-        n: usize,
-        mask: u64,
-        first: u32,
-        template: &[u8; 4 * MAX_N],
-        varying: usize,
-    ) -> Vec<u8> {
-        let mut rows = Vec::new();
-        for j in (0..64).filter(|j| mask >> j & 1 == 1) {
-            let mut row = template[..4 * n].to_vec();
-            row[4 * varying..4 * varying + 4].copy_from_slice(&first.wrapping_add(j).to_le_bytes());
-            rows.extend(row);
-        }
-        rows
-    }
-
     fn check<const N: usize>(vbmi2: bool) {
         let template: [u8; 4 * MAX_N] = std::array::from_fn(|i| 0xa0 ^ i as u8);
         for mask in masks() {
             for first in [0u32, 7, u32::MAX - 20] {
-                for varying in 0..N {
-                    let want = rows_varying_in(N, mask, first, &template, varying);
-                    let mut out = vec![0x5a_u8; want.len() + 64 * N];
-                    batch::<N>(&mut out, mask, first, &template, vbmi2, varying);
-                    assert!(
-                        out[..want.len()] == want[..],
-                        "N {N}, mask {mask:#018x}, first {first}, vbmi2 {vbmi2}, column {varying}"
-                    );
-                }
+                let want = expected_rows(N, mask, first, &template);
+                let mut out = vec![0x5a_u8; want.len() + 64 * N];
+                batch::<N>(&mut out, mask, first, &template, vbmi2);
+                assert!(
+                    out[..want.len()] == want[..],
+                    "N {N}, mask {mask:#018x}, first {first}, vbmi2 {vbmi2}"
+                );
             }
         }
     }
