@@ -861,6 +861,72 @@ pub(crate) unsafe fn fold_rows_avx512<T: Lanes, const LAST: bool>(
     fold_rows_body::<T, LAST, Avx512Fold>(data, rows, values, rows_of)
 }
 
+/// The fold of `super::collapsed_runs::CollapsedRuns::fold`: `outputs` runs of `run_bytes`
+/// (at least two vectors' worth, the last vector ending with the run) per row, `pitch` bytes
+/// apart, each run's vectors folded into one vector of maxima and codes
+/// (`row × k + vector`), which is folded into its output's vector of `values` and `codes`.
+/// Returns false when a NaN was met (the results are then meaningless). Each line is
+/// prefetched [`ARGMAX_RUN_PREFETCH_BYTES`] ahead as it is read: the rows are read in memory
+/// order.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; every run of every row must lie inside `data`;
+/// `values` and `codes` a vector per output; every code must fit the lanes of `T`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) unsafe fn fold_collapsed_runs<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    rows: &[Row],
+    (outputs, pitch, run_bytes): (usize, usize, usize),
+    (values, codes): (&mut [u8], &mut [u8]),
+) -> bool {
+    type W = Avx512Fold;
+    let (vp, cp) = (values.as_mut_ptr(), codes.as_mut_ptr());
+    for o in 0..outputs {
+        W::store(vp.add(o * 64), W::lowest::<T>());
+        W::store(cp.add(o * 64), W::zero());
+    }
+    let base = data.as_ptr();
+    let k = run_bytes.div_ceil(64);
+    let mut nans = W::no_nans();
+    for (r, &(offset, _)) in rows.iter().enumerate() {
+        let row = base.add(offset * T::SIZE);
+        let first_code = (r * k) as u32;
+        for o in 0..outputs {
+            let p = row.add(o * pitch);
+            prefetch_ahead(p, ARGMAX_RUN_PREFETCH_BYTES);
+            let mut value = W::load::<T>(p);
+            let mut code = W::index::<T>(first_code);
+            if T::CAN_NAN {
+                nans = W::add_nans::<T>(nans, value);
+            }
+            for j in 1..k {
+                // The last vector ends with the run (`collapsed_runs::vector_start`).
+                let q = p.add((j * 64).min(run_bytes - 64));
+                prefetch_ahead(q, ARGMAX_RUN_PREFETCH_BYTES);
+                let v = W::load::<T>(q);
+                W::fold::<T, LAST>(
+                    &mut value,
+                    &mut code,
+                    v,
+                    W::index::<T>(first_code + j as u32),
+                );
+                if T::CAN_NAN {
+                    nans = W::add_nans::<T>(nans, v);
+                }
+            }
+            // The earlier rows hold the earlier codes: the running maximum is the `value`
+            // side of the fold, the run the new one.
+            let mut best = W::load_raw(vp.add(o * 64));
+            let mut best_code = W::load_raw(cp.add(o * 64));
+            W::fold::<T, LAST>(&mut best, &mut best_code, value, code);
+            W::store(vp.add(o * 64), best);
+            W::store(cp.add(o * 64), best_code);
+        }
+    }
+    !T::CAN_NAN || !W::any_nan(nans)
+}
+
 /// The AVX-512 vectors of the row fold, in the compare domain of [`Lanes512`].
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Avx512Fold;

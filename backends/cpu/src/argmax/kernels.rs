@@ -1160,7 +1160,7 @@ unsafe fn equal_lanes<T: Lanes>(p: *const u8, key: T::Key) -> u32 {
 /// The CPU must support AVX2; `bytes.len() >= 32`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn max_lanes_avx2<T: Lanes>(bytes: &[u8], f: &mut dyn FnMut(usize)) -> T::Key {
+pub(crate) unsafe fn max_lanes_avx2<T: Lanes>(bytes: &[u8], f: &mut dyn FnMut(usize)) -> T::Key {
     let n = bytes.len();
     let p = bytes.as_ptr();
     let vectors = n.div_ceil(32);

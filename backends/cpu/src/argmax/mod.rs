@@ -18,6 +18,7 @@
 //! partial results by (key, index).
 
 mod avx512;
+mod collapsed_runs;
 mod kernels;
 mod lanes;
 mod packed_tail;

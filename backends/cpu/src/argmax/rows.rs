@@ -22,6 +22,7 @@
 //! combined by (key, index), and the reduced positions left over after the last whole group
 //! of `m` are folded as plain rows and combined the same way.
 
+use super::collapsed_runs::CollapsedRuns;
 use super::kernels::{better, fold_rows, fold_rows_fresh, FoldScratch, Row, CHUNK_ROWS};
 use super::lanes::Lanes;
 use super::packed_tail::PackedTail;
@@ -44,7 +45,7 @@ pub(super) struct RowsState<K> {
     pub(super) keys: Vec<K>,
     pub(super) index: Vec<u32>,
     /// Rows of the chunk being folded, offsets relative to the item's first row.
-    rows: Vec<Row>,
+    pub(super) rows: Vec<Row>,
     /// What `rows` holds when it is a whole range of at most [`CHUNK_ROWS`] rows: the
     /// reduced dimensions (address and length) and the range, so that items reducing the same
     /// range reuse it.
@@ -52,6 +53,8 @@ pub(super) struct RowsState<K> {
     scratch: FoldScratch,
     /// The last fold left its result in `scratch` ([`fold_rows_fresh`]), not in `index`.
     direct: bool,
+    /// The running maxima of run lanes folded with their runs collapsed.
+    pub(super) collapsed: CollapsedRuns,
 }
 
 impl<K> Default for RowsState<K> {
@@ -63,6 +66,7 @@ impl<K> Default for RowsState<K> {
             rows_of: None,
             scratch: FoldScratch::default(),
             direct: false,
+            collapsed: CollapsedRuns::default(),
         }
     }
 }
@@ -137,7 +141,7 @@ impl<K> RowsState<K> {
     /// The rows `q0..q1` of `reduced` (offsets relative to the first row's item): all of them
     /// when there are at most [`CACHED_ROWS`], kept in `rows` and reused when the same range
     /// is asked again, else only the first chunk.
-    fn rows_from(&mut self, reduced: &[Dim], q0: usize, q1: usize) -> &[Row] {
+    pub(super) fn rows_from(&mut self, reduced: &[Dim], q0: usize, q1: usize) -> &[Row] {
         let key = (reduced.as_ptr() as usize, reduced.len(), q0, q1);
         if self.rows_of != Some(key) {
             let whole = q1 - q0 <= CACHED_ROWS;

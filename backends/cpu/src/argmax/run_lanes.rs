@@ -14,6 +14,10 @@
 //! memory order, a block row (up to [`ARGMAX_TAIL_BYTES`]) at a time, instead of a short run
 //! per output with the position searched wherever a run beats its output's best.
 //!
+//! With AVX-512, runs of more than a vector are first collapsed, each run's vectors into one
+//! ([`super::collapsed_runs`]): each output then keeps one vector of maxima instead of one per
+//! vector of its run, which stay in the L1 cache while the rows are read in memory order.
+//!
 //! The runs may be padded (a padded innermost axis): the kept dimension right outside the
 //! run then has a stride (the *pitch*) of up to [`ARGMAX_RUN_LANES_MAX_GAP_BYTES`] more than
 //! the run, and the lanes of the padding are folded with the others and ignored.
@@ -207,6 +211,9 @@ impl Job<'_> {
         let (run, pitch) = (lanes.run, lanes.pitch);
         // The last output's run ends the lanes: no lane past it (nor past the input).
         let width = (best.len() - 1) * pitch + run.size;
+        if self.fold_collapsed::<T, LAST>(lanes, base, q0, q1, state, best) {
+            return;
+        }
         if self.fold_fresh::<T, LAST>(base, width, &lanes.rows, q0, q1, state) {
             // One chunk folded clean: each output's run lanes are read from the scratch, a
             // vector at a time (no running keys to fill and merge, no combine per lane).
@@ -228,6 +235,42 @@ impl Job<'_> {
                 combine::<_, LAST>(b, (key, at as usize + r * run.index_stride));
             }
         }
+    }
+
+    /// [`Self::fold_run_lanes`] through [`CollapsedRuns`] when it applies (every row listed at
+    /// once, runs of whole vectors, no NaN): each output's best combined into `best`. False,
+    /// with `best` untouched, otherwise.
+    fn fold_collapsed<T: Lanes, const LAST: bool>(
+        &self,
+        lanes: &RunLanes,
+        base: usize,
+        q0: usize,
+        q1: usize,
+        state: &mut RowsState<T::Key>,
+        best: &mut [Option<(T::Key, usize)>],
+    ) -> bool {
+        // The codes order a lane's elements row first, then by position in the run: that is
+        // index order only when every row dimension's index stride lies above the run's
+        // indices (not so when the run is a logical axis outside a row's).
+        let (run, pitch) = (lanes.run, lanes.pitch);
+        let run_span = run.index_stride.saturating_mul(run.size);
+        if lanes.rows.iter().any(|d| d.index_stride < run_span) {
+            return false;
+        }
+        let rows = state.rows_from(&lanes.rows, q0, q1);
+        if rows.len() != q1 - q0 {
+            return false;
+        }
+        let data = &self.data[base * T::SIZE..];
+        let rows = &state.rows;
+        let collapsed = &mut state.collapsed;
+        if !collapsed.fold::<T, LAST>(self.isa, data, rows, best.len(), run.size, pitch) {
+            return false;
+        }
+        for (o, b) in best.iter_mut().enumerate() {
+            combine::<_, LAST>(b, collapsed.best::<T, LAST>(o, rows, run.index_stride));
+        }
+        true
     }
 }
 

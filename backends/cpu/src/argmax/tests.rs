@@ -1617,3 +1617,59 @@ fn groups_of_short_runs_inside_reduced_dimensions_match_the_reference() {
         }
     }
 }
+
+#[test]
+fn run_lanes_of_several_vectors_collapse_each_run_and_match_the_reference() {
+    // Runs of more than one 512-bit vector inside kept axes, with reduced axes outside
+    // (`collapsed_runs`): each run's vectors folded into one, the last vector overlapping the
+    // one before when the run is not whole vectors. Runs of two vectors, a lane past, and up
+    // to the run-lanes limit; padding after each run; two reduced axes outside, stored
+    // against their index order; a run whose logical axis lies outside the rows' (not
+    // collapsed: its codes would not follow the index); for one-byte lanes, rows × vectors on either side of 256
+    // (the codes' limit); with and without NaNs (a NaN sends the item back to the lane fold);
+    // one thread and two.
+    use crate::thresholds::ARGMAX_RUN_LANES_MAX_RUN_BYTES;
+    let mut rng = Rng(2626);
+    for data_type in ALL_TYPES {
+        let size = data_type.size_in_bytes();
+        let vector = (64 / size) as u32;
+        let longest = (ARGMAX_RUN_LANES_MAX_RUN_BYTES / size) as u32;
+        for run in [2 * vector, 2 * vector + 1, 3 * vector - 3, longest] {
+            let k = run.div_ceil(vector);
+            let code_limit = 256 / k;
+            for pad in [0, 3] {
+                let shapes: [(Vec<u32>, Vec<usize>, Vec<u32>); 5] = [
+                    // {units, rows, outputs, run} axes 1,3.
+                    (vec![3, 9, 5, run], vec![0, 1, 2, 3], vec![1, 3]),
+                    // Rows × vectors at and just past 256.
+                    (vec![2, code_limit, 3, run], vec![0, 1, 2, 3], vec![1, 3]),
+                    (
+                        vec![2, code_limit + 1, 3, run],
+                        vec![0, 1, 2, 3],
+                        vec![1, 3],
+                    ),
+                    // Two reduced axes outside, stored against their index order.
+                    (vec![3, 2, 4, 3, run], vec![2, 1, 0, 3, 4], vec![1, 2, 4]),
+                    // The run is logical axis 1, innermost in memory: the row axis (3) lies
+                    // inside it in index order, so the lane fold takes it.
+                    (vec![3, run, 5, 4], vec![0, 3, 2, 1], vec![1, 3]),
+                ];
+                for (sizes, order, axes) in shapes {
+                    let mut pads = vec![0; sizes.len()];
+                    pads[sizes.len() - 1] = pad;
+                    let input = laid_out(data_type, &sizes, &order, &pads, &[], &mut rng);
+                    let what = format!("collapsed runs of {run} padded by {pad}");
+                    let clean = without_nans(&input);
+                    // One thread folds each item's rows at once (the codes' limit); two split
+                    // the rows of few items.
+                    for threads in [1, 2] {
+                        on_threads(threads, || {
+                            check_all(&input, &axes, &format!("{what}, {threads}"));
+                            check_all(&clean, &axes, &format!("{what}, no NaN, {threads}"));
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
