@@ -1,5 +1,6 @@
-//! Run lanes ([`super::run_lanes`]) whose runs are whole 64-byte vectors, folded with each
-//! run's vectors collapsed into one before it meets the running maxima.
+//! Run lanes ([`super::run_lanes`]) whose runs are more than a vector (32 bytes with AVX2, 64
+//! with AVX-512), folded with each run's vectors collapsed into one before it meets the
+//! running maxima.
 //!
 //! The lane-by-lane fold keeps a running maximum and row per lane of every output's run, so
 //! FLOAT32 `{64}^4` over axes 1 and 3 keeps 16 KiB of maxima and 16 KiB of rows per unit. Read
@@ -9,18 +10,22 @@
 //!
 //! Here a run of `k` vectors is first folded into one vector whose lanes carry a *code*
 //! (`row × k + vector`), and that vector alone is folded into its output's running maximum:
-//! one vector of maxima and one of codes per output (8 KiB for the 64 outputs of a unit), so
+//! one vector of maxima and one of codes per output (8 KiB for the 64 outputs of a unit with
+//! AVX-512), so
 //! that the input is read once, in memory order, and the running maxima stay in the L1 cache.
 //! Each output then takes its best lane by (key, index).
 
 #[cfg(target_arch = "x86_64")]
-use super::kernels::max_lanes_avx2;
+use super::avx512::Avx512Fold;
 use super::kernels::Row;
+#[cfg(target_arch = "x86_64")]
+use super::kernels::{max_lanes_avx2, Avx2Fold, FoldVectors};
 use super::lanes::Lanes;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::prefetch_ahead;
 use crate::simd::Isa;
-
-/// Bytes of the vectors the kernel folds.
-const VECTOR_BYTES: usize = 64;
+#[cfg(target_arch = "x86_64")]
+use crate::thresholds::ARGMAX_RUN_PREFETCH_BYTES;
 
 /// The running maxima of a collapsed fold: per output a vector of maxima (compare domain) and
 /// a vector of codes, reused across calls.
@@ -28,6 +33,8 @@ const VECTOR_BYTES: usize = 64;
 pub(super) struct CollapsedRuns {
     values: Vec<u8>,
     codes: Vec<u8>,
+    /// Bytes per vector of the last fold.
+    vector_bytes: usize,
     /// Vectors per run of the last fold.
     k: usize,
     /// Elements per run of the last fold.
@@ -37,9 +44,9 @@ pub(super) struct CollapsedRuns {
 impl CollapsedRuns {
     /// Folds `rows` (in increasing index order) of `outputs` runs of `run` elements, each
     /// output's run `pitch` elements after the one before, the first at each row's offset of
-    /// `data`. False, with nothing kept, when the kernel does not apply (no AVX-512, runs that
-    /// are not whole vectors or a single one, codes too many for the lanes of `T`) or a NaN
-    /// was met; the caller then folds lane by lane.
+    /// `data`. False, with nothing kept, when the kernel does not apply (no AVX2, runs of at
+    /// most one vector, codes too many for the lanes of `T`) or a NaN was met; the caller then
+    /// folds lane by lane.
     ///
     /// # Panics
     /// If a run lies outside `data`.
@@ -52,11 +59,16 @@ impl CollapsedRuns {
         run: usize,
         pitch: usize,
     ) -> bool {
+        let vector_bytes = match isa {
+            Isa::Avx512 => 64,
+            Isa::Avx2 => 32,
+            _ => return false,
+        };
         let run_bytes = run * T::SIZE;
-        let k = run_bytes.div_ceil(VECTOR_BYTES);
+        let k = run_bytes.div_ceil(vector_bytes);
         let codes = rows.len().saturating_mul(k);
         let code_fits = T::SIZE >= 4 || codes <= 1 << (8 * T::SIZE);
-        if isa != Isa::Avx512 || k < 2 || !code_fits || rows.is_empty() || outputs == 0 {
+        if k < 2 || !code_fits || rows.is_empty() || outputs == 0 {
             return false;
         }
         let span = (outputs - 1) * pitch + run;
@@ -66,23 +78,22 @@ impl CollapsedRuns {
                 "collapsed runs: a row outside the input"
             );
         }
-        self.k = k;
-        self.run = run;
-        self.values.resize(outputs * VECTOR_BYTES, 0);
-        self.codes.resize(outputs * VECTOR_BYTES, 0);
+        (self.vector_bytes, self.k, self.run) = (vector_bytes, k, run);
+        self.values.resize(outputs * vector_bytes, 0);
+        self.codes.resize(outputs * vector_bytes, 0);
         #[cfg(target_arch = "x86_64")]
         {
+            let shape = (outputs, pitch * T::SIZE, run_bytes);
             let buffers = (&mut self.values[..], &mut self.codes[..]);
-            // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW; every
-            // row's runs lie inside `data` (asserted above); the buffers hold a vector per
-            // output; every code fits the lanes of `T`.
+            // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW,
+            // `Isa::Avx2` when it has AVX2; every row's runs lie inside `data` (asserted
+            // above); the buffers hold a vector per output; every code fits the lanes of `T`.
             unsafe {
-                super::avx512::fold_collapsed_runs::<T, LAST>(
-                    data,
-                    rows,
-                    (outputs, pitch * T::SIZE, run_bytes),
-                    buffers,
-                )
+                if isa == Isa::Avx512 {
+                    fold_avx512::<T, LAST>(data, rows, shape, buffers)
+                } else {
+                    fold_avx2::<T, LAST>(data, rows, shape, buffers)
+                }
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -98,10 +109,10 @@ impl CollapsedRuns {
         rows: &[Row],
         run_index_stride: usize,
     ) -> (T::Key, usize) {
-        let lanes = VECTOR_BYTES / T::SIZE;
-        let at = output * VECTOR_BYTES;
-        let values = &self.values[at..at + VECTOR_BYTES];
-        let codes = &self.codes[at..at + VECTOR_BYTES];
+        let lanes = self.vector_bytes / T::SIZE;
+        let at = output * self.vector_bytes;
+        let values = &self.values[at..at + self.vector_bytes];
+        let codes = &self.codes[at..at + self.vector_bytes];
         let mut best: Option<usize> = None;
         let mut offer = |lane: usize| {
             let code = T::lane_index(&codes[lane * T::SIZE..(lane + 1) * T::SIZE]);
@@ -113,8 +124,8 @@ impl CollapsedRuns {
             }
         };
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a clean fold ran with AVX-512, so the CPU has AVX2; a vector is 64 bytes of
-        // lanes in the compare domain, none a NaN (the fold was clean).
+        // SAFETY: a clean fold ran with AVX2 or AVX-512, so the CPU has AVX2; a vector is at
+        // least 32 bytes of lanes in the compare domain, none a NaN (the fold was clean).
         let key = unsafe { max_lanes_avx2::<T>(values, &mut offer) };
         #[cfg(not(target_arch = "x86_64"))]
         let key = {
@@ -127,6 +138,101 @@ impl CollapsedRuns {
         };
         (key, best.expect("collapsed runs: a lane holds the maximum"))
     }
+}
+
+/// The fold of [`CollapsedRuns::fold`] in vectors of `W`: `outputs` runs of `run_bytes`
+/// (more than a vector, the last vector ending with the run: [`vector_start`]) per row, `pitch` bytes
+/// apart, each run's vectors folded into one vector of maxima and codes
+/// (`row × k + vector`), which is folded into its output's vector of `values` and `codes`.
+/// Returns false when a NaN was met (the results are then meaningless). Each line is
+/// prefetched [`ARGMAX_RUN_PREFETCH_BYTES`] ahead as it is read: the rows are read in memory
+/// order.
+///
+/// # Safety
+/// The CPU must support `W`'s instructions (this is inlined into such functions only); every run of every row must lie inside `data`;
+/// `values` and `codes` a vector per output; every code must fit the lanes of `T`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn fold_body<T: Lanes, const LAST: bool, W: FoldVectors>(
+    data: &[u8],
+    rows: &[Row],
+    (outputs, pitch, run_bytes): (usize, usize, usize),
+    (values, codes): (&mut [u8], &mut [u8]),
+) -> bool {
+    let (vp, cp) = (values.as_mut_ptr(), codes.as_mut_ptr());
+    for o in 0..outputs {
+        W::store(vp.add(o * W::BYTES), W::lowest::<T>());
+        W::store(cp.add(o * W::BYTES), W::zero());
+    }
+    let base = data.as_ptr();
+    let k = run_bytes.div_ceil(W::BYTES);
+    let mut nans = W::no_nans();
+    for (r, &(offset, _)) in rows.iter().enumerate() {
+        let row = base.add(offset * T::SIZE);
+        let first_code = (r * k) as u32;
+        for o in 0..outputs {
+            let p = row.add(o * pitch);
+            prefetch_ahead(p, ARGMAX_RUN_PREFETCH_BYTES);
+            let mut value = W::load::<T>(p);
+            let mut code = W::index::<T>(first_code);
+            if T::CAN_NAN {
+                nans = W::add_nans::<T>(nans, value);
+            }
+            for j in 1..k {
+                // The last vector ends with the run ([`vector_start`]).
+                let q = p.add((j * W::BYTES).min(run_bytes - W::BYTES));
+                prefetch_ahead(q, ARGMAX_RUN_PREFETCH_BYTES);
+                let v = W::load::<T>(q);
+                W::fold::<T, LAST>(
+                    &mut value,
+                    &mut code,
+                    v,
+                    W::index::<T>(first_code + j as u32),
+                );
+                if T::CAN_NAN {
+                    nans = W::add_nans::<T>(nans, v);
+                }
+            }
+            // The earlier rows hold the earlier codes: the running maximum is the `value`
+            // side of the fold, the run the new one.
+            let mut best = W::load_raw(vp.add(o * W::BYTES));
+            let mut best_code = W::load_raw(cp.add(o * W::BYTES));
+            W::fold::<T, LAST>(&mut best, &mut best_code, value, code);
+            W::store(vp.add(o * W::BYTES), best);
+            W::store(cp.add(o * W::BYTES), best_code);
+        }
+    }
+    !T::CAN_NAN || !W::any_nan(nans)
+}
+
+/// [`fold_body`] in 256-bit vectors.
+///
+/// # Safety
+/// The CPU must support AVX2; as [`fold_body`] otherwise.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fold_avx2<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    rows: &[Row],
+    shape: (usize, usize, usize),
+    buffers: (&mut [u8], &mut [u8]),
+) -> bool {
+    fold_body::<T, LAST, Avx2Fold>(data, rows, shape, buffers)
+}
+
+/// [`fold_body`] in 512-bit vectors (compares into mask registers).
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; as [`fold_body`] otherwise.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn fold_avx512<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    rows: &[Row],
+    shape: (usize, usize, usize),
+    buffers: (&mut [u8], &mut [u8]),
+) -> bool {
+    fold_body::<T, LAST, Avx512Fold>(data, rows, shape, buffers)
 }
 
 /// The first element of vector `vector` of a run of `run` elements in vectors of `lanes`: the

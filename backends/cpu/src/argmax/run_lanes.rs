@@ -14,7 +14,7 @@
 //! memory order, a block row (up to [`ARGMAX_TAIL_BYTES`]) at a time, instead of a short run
 //! per output with the position searched wherever a run beats its output's best.
 //!
-//! With AVX-512, runs of more than a vector are first collapsed, each run's vectors into one
+//! With AVX2 or AVX-512, runs of more than a vector are first collapsed, each run's vectors into one
 //! ([`super::collapsed_runs`]): each output then keeps one vector of maxima instead of one per
 //! vector of its run, which stay in the L1 cache while the rows are read in memory order.
 //!

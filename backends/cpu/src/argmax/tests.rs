@@ -1620,7 +1620,7 @@ fn groups_of_short_runs_inside_reduced_dimensions_match_the_reference() {
 
 #[test]
 fn run_lanes_of_several_vectors_collapse_each_run_and_match_the_reference() {
-    // Runs of more than one 512-bit vector inside kept axes, with reduced axes outside
+    // Runs of more than one vector inside kept axes, with reduced axes outside
     // (`collapsed_runs`): each run's vectors folded into one, the last vector overlapping the
     // one before when the run is not whole vectors. Runs of two vectors, a lane past, and up
     // to the run-lanes limit; padding after each run; two reduced axes outside, stored
@@ -1635,19 +1635,18 @@ fn run_lanes_of_several_vectors_collapse_each_run_and_match_the_reference() {
         let vector = (64 / size) as u32;
         let longest = (ARGMAX_RUN_LANES_MAX_RUN_BYTES / size) as u32;
         for run in [2 * vector, 2 * vector + 1, 3 * vector - 3, longest] {
-            let k = run.div_ceil(vector);
-            let code_limit = 256 / k;
+            // Rows whose codes just fill 256 with 512- and 256-bit vectors.
+            let limit_512 = 256 / run.div_ceil(vector);
+            let limit_256 = 256 / run.div_ceil(vector / 2);
             for pad in [0, 3] {
-                let shapes: [(Vec<u32>, Vec<usize>, Vec<u32>); 5] = [
+                let shapes: [(Vec<u32>, Vec<usize>, Vec<u32>); 7] = [
                     // {units, rows, outputs, run} axes 1,3.
                     (vec![3, 9, 5, run], vec![0, 1, 2, 3], vec![1, 3]),
                     // Rows × vectors at and just past 256.
-                    (vec![2, code_limit, 3, run], vec![0, 1, 2, 3], vec![1, 3]),
-                    (
-                        vec![2, code_limit + 1, 3, run],
-                        vec![0, 1, 2, 3],
-                        vec![1, 3],
-                    ),
+                    (vec![2, limit_512, 3, run], vec![0, 1, 2, 3], vec![1, 3]),
+                    (vec![2, limit_512 + 1, 3, run], vec![0, 1, 2, 3], vec![1, 3]),
+                    (vec![2, limit_256, 3, run], vec![0, 1, 2, 3], vec![1, 3]),
+                    (vec![2, limit_256 + 1, 3, run], vec![0, 1, 2, 3], vec![1, 3]),
                     // Two reduced axes outside, stored against their index order.
                     (vec![3, 2, 4, 3, run], vec![2, 1, 0, 3, 4], vec![1, 2, 4]),
                     // The run is logical axis 1, innermost in memory: the row axis (3) lies
