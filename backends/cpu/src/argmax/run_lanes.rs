@@ -208,12 +208,12 @@ impl Job<'_> {
         if q0 >= q1 {
             return;
         }
-        let (run, pitch) = (lanes.run, lanes.pitch);
-        // The last output's run ends the lanes: no lane past it (nor past the input).
-        let width = (best.len() - 1) * pitch + run.size;
         if self.fold_collapsed::<T, LAST>(lanes, base, q0, q1, state, best) {
             return;
         }
+        let (run, pitch) = (lanes.run, lanes.pitch);
+        // The last output's run ends the lanes: no lane past it (nor past the input).
+        let width = (best.len() - 1) * pitch + run.size;
         if self.fold_fresh::<T, LAST>(base, width, &lanes.rows, q0, q1, state) {
             // One chunk folded clean: each output's run lanes are read from the scratch, a
             // vector at a time (no running keys to fill and merge, no combine per lane).
@@ -238,8 +238,8 @@ impl Job<'_> {
     }
 
     /// [`Self::fold_run_lanes`] through [`CollapsedRuns`] when it applies (every row listed at
-    /// once, runs of whole vectors, no NaN): each output's best combined into `best`. False,
-    /// with `best` untouched, otherwise.
+    /// once, rows outside the run in index order, runs of more than a vector, no NaN): each
+    /// output's best combined into `best`. False, with `best` untouched, otherwise.
     fn fold_collapsed<T: Lanes, const LAST: bool>(
         &self,
         lanes: &RunLanes,
