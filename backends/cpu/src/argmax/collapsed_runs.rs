@@ -11,15 +11,15 @@
 //! Here a run of `k` vectors is first folded into one vector whose lanes carry a *code*
 //! (`row × k + vector`), and that vector alone is folded into its output's running maximum:
 //! one vector of maxima and one of codes per output (8 KiB for the 64 outputs of a unit with
-//! AVX-512), so
-//! that the input is read once, in memory order, and the running maxima stay in the L1 cache.
+//! AVX-512), so that the input is read once, in memory order, and the running maxima stay in
+//! the L1 cache.
 //! Each output then takes its best lane by (key, index).
 
 #[cfg(target_arch = "x86_64")]
 use super::avx512::Avx512Fold;
-use super::kernels::Row;
+use super::kernels::{max_lanes, Row};
 #[cfg(target_arch = "x86_64")]
-use super::kernels::{max_lanes_avx2, Avx2Fold, FoldVectors};
+use super::kernels::{Avx2Fold, FoldVectors};
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::prefetch_ahead;
@@ -100,11 +100,12 @@ impl CollapsedRuns {
         false
     }
 
-    /// After a clean [`Self::fold`]: output `output`'s greatest key and the lowest (with
-    /// `LAST`, the highest) reduced index holding it: a row's index from `rows` plus the
+    /// After a clean [`Self::fold`] with `isa`: output `output`'s greatest key and the lowest
+    /// (with `LAST`, the highest) reduced index holding it: a row's index from `rows` plus the
     /// element's position in the run times `run_index_stride`.
     pub(super) fn best<T: Lanes, const LAST: bool>(
         &self,
+        isa: Isa,
         output: usize,
         rows: &[Row],
         run_index_stride: usize,
@@ -123,34 +124,23 @@ impl CollapsedRuns {
                 best = Some(index);
             }
         };
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a clean fold ran with AVX2 or AVX-512, so the CPU has AVX2; a vector is at
-        // least 32 bytes of lanes in the compare domain, none a NaN (the fold was clean).
-        let key = unsafe { max_lanes_avx2::<T>(values, &mut offer) };
-        #[cfg(not(target_arch = "x86_64"))]
-        let key = {
-            let key = |lane: usize| T::lane_key(&values[lane * T::SIZE..(lane + 1) * T::SIZE]);
-            let max = (0..lanes).map(key).max().expect("a vector has lanes");
-            (0..lanes)
-                .filter(|&lane| key(lane) == max)
-                .for_each(&mut offer);
-            max
-        };
+        let key = max_lanes::<T>(isa, values, &mut offer);
         (key, best.expect("collapsed runs: a lane holds the maximum"))
     }
 }
 
 /// The fold of [`CollapsedRuns::fold`] in vectors of `W`: `outputs` runs of `run_bytes`
-/// (more than a vector, the last vector ending with the run: [`vector_start`]) per row, `pitch` bytes
-/// apart, each run's vectors folded into one vector of maxima and codes
+/// (more than a vector, the last vector ending with the run: [`vector_start`]) per row,
+/// `pitch` bytes apart, each run's vectors folded into one vector of maxima and codes
 /// (`row × k + vector`), which is folded into its output's vector of `values` and `codes`.
 /// Returns false when a NaN was met (the results are then meaningless). Each line is
 /// prefetched [`ARGMAX_RUN_PREFETCH_BYTES`] ahead as it is read: the rows are read in memory
 /// order.
 ///
 /// # Safety
-/// The CPU must support `W`'s instructions (this is inlined into such functions only); every run of every row must lie inside `data`;
-/// `values` and `codes` a vector per output; every code must fit the lanes of `T`.
+/// The CPU must support `W`'s instructions (this is inlined into such functions only); every
+/// run of every row must lie inside `data`; `values` and `codes` a vector per output; every
+/// code must fit the lanes of `T`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn fold_body<T: Lanes, const LAST: bool, W: FoldVectors>(

@@ -349,6 +349,30 @@ pub(crate) fn locate<T: Lanes, const LAST: bool>(
     locate_portable::<T, LAST>(bytes, key)
 }
 
+/// The greatest key among the lanes in `bytes` (values in the compare domain, no NaN), with
+/// `f` called with the position of each lane holding it (a lane may come twice: the caller
+/// keeps the best of them). With AVX2 a vector of lanes at a time, the maximum first: an
+/// output's run of 64 FLOAT32 lanes costs a few instructions instead of a key and a compare
+/// per lane.
+///
+/// # Panics
+/// If `bytes` holds no lane.
+pub(crate) fn max_lanes<T: Lanes>(isa: Isa, bytes: &[u8], mut f: impl FnMut(usize)) -> T::Key {
+    #[cfg(target_arch = "x86_64")]
+    if isa.avx2() && bytes.len() >= 32 {
+        // SAFETY: the CPU has AVX2 (`isa`); at least 32 bytes.
+        return unsafe { max_lanes_avx2::<T>(bytes, &mut f) };
+    }
+    let _ = isa;
+    let lanes = bytes.len() / T::SIZE;
+    let key = |lane: usize| T::lane_key(&bytes[lane * T::SIZE..]);
+    let max = (0..lanes).map(key).max().expect("max_lanes: no lane");
+    for lane in (0..lanes).filter(|&lane| key(lane) == max) {
+        f(lane);
+    }
+    max
+}
+
 /// Scratch buffers of [`fold_rows`], reused across calls.
 #[derive(Debug, Default)]
 pub(crate) struct FoldScratch {
@@ -464,10 +488,7 @@ impl FoldScratch {
     }
 
     /// After a clean [`fold_rows_fresh`] with `isa`: the greatest key among the lanes
-    /// `lanes`, with `f` called for each lane holding it (a lane may come twice: the caller
-    /// keeps the best of them). With AVX2 a vector of lanes at a time, the maximum first:
-    /// an output's run of 64 FLOAT32 lanes costs a few instructions instead of a key and a
-    /// compare per lane.
+    /// `lanes`, with `f` called for each lane holding it ([`max_lanes`]).
     pub(crate) fn max_lanes<T: Lanes>(
         &self,
         isa: Isa,
@@ -475,18 +496,7 @@ impl FoldScratch {
         mut f: impl FnMut(usize),
     ) -> T::Key {
         let bytes = &self.values[lanes.start * T::SIZE..lanes.end * T::SIZE];
-        #[cfg(target_arch = "x86_64")]
-        if isa.avx2() && bytes.len() >= 32 {
-            // SAFETY: the CPU has AVX2 (`isa`); at least 32 bytes.
-            return unsafe { max_lanes_avx2::<T>(bytes, &mut |lane| f(lanes.start + lane)) };
-        }
-        let _ = isa;
-        let key = |lane: usize| T::lane_key(&bytes[lane * T::SIZE..]);
-        let max = (0..lanes.len()).map(key).max().expect("max_lanes: no lane");
-        for lane in (0..lanes.len()).filter(|&lane| key(lane) == max) {
-            f(lanes.start + lane);
-        }
-        max
+        max_lanes::<T>(isa, bytes, |lane| f(lanes.start + lane))
     }
 
     /// The two buffers, `len` bytes each.
@@ -1152,7 +1162,7 @@ unsafe fn equal_lanes<T: Lanes>(p: *const u8, key: T::Key) -> u32 {
     _mm256_movemask_epi8(T::eq_key(_mm256_loadu_si256(p.cast()), key)) as u32
 }
 
-/// [`FoldScratch::max_lanes`] with AVX2: the greatest key of the lanes in `bytes` (values in
+/// [`max_lanes`] with AVX2: the greatest key of the lanes in `bytes` (values in
 /// the compare domain, at least 32 bytes, no NaN), `f` called with the position of each lane
 /// holding it.
 ///
@@ -1160,7 +1170,7 @@ unsafe fn equal_lanes<T: Lanes>(p: *const u8, key: T::Key) -> u32 {
 /// The CPU must support AVX2; `bytes.len() >= 32`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn max_lanes_avx2<T: Lanes>(bytes: &[u8], f: &mut dyn FnMut(usize)) -> T::Key {
+unsafe fn max_lanes_avx2<T: Lanes>(bytes: &[u8], f: &mut dyn FnMut(usize)) -> T::Key {
     let n = bytes.len();
     let p = bytes.as_ptr();
     let vectors = n.div_ceil(32);

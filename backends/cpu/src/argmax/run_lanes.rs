@@ -14,9 +14,10 @@
 //! memory order, a block row (up to [`ARGMAX_TAIL_BYTES`]) at a time, instead of a short run
 //! per output with the position searched wherever a run beats its output's best.
 //!
-//! With AVX2 or AVX-512, runs of more than a vector are first collapsed, each run's vectors into one
-//! ([`super::collapsed_runs`]): each output then keeps one vector of maxima instead of one per
-//! vector of its run, which stay in the L1 cache while the rows are read in memory order.
+//! With AVX2 or AVX-512, runs of more than a vector are first collapsed, each run's vectors
+//! into one ([`super::collapsed_runs`]): each output then keeps one vector of maxima instead
+//! of one per vector of its run, which stay in the L1 cache while the rows are read in memory
+//! order.
 //!
 //! The runs may be padded (a padded innermost axis): the kept dimension right outside the
 //! run then has a stride (the *pitch*) of up to [`ARGMAX_RUN_LANES_MAX_GAP_BYTES`] more than
@@ -257,18 +258,17 @@ impl Job<'_> {
         if lanes.rows.iter().any(|d| d.index_stride < run_span) {
             return false;
         }
-        let rows = state.rows_from(&lanes.rows, q0, q1);
-        if rows.len() != q1 - q0 {
+        if state.rows_from(&lanes.rows, q0, q1).len() != q1 - q0 {
             return false;
         }
         let data = &self.data[base * T::SIZE..];
-        let rows = &state.rows;
-        let collapsed = &mut state.collapsed;
+        let (rows, collapsed) = (&state.rows, &mut state.collapsed);
         if !collapsed.fold::<T, LAST>(self.isa, data, rows, best.len(), run.size, pitch) {
             return false;
         }
         for (o, b) in best.iter_mut().enumerate() {
-            combine::<_, LAST>(b, collapsed.best::<T, LAST>(o, rows, run.index_stride));
+            let candidate = collapsed.best::<T, LAST>(self.isa, o, rows, run.index_stride);
+            combine::<_, LAST>(b, candidate);
         }
         true
     }

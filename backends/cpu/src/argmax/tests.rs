@@ -1625,9 +1625,9 @@ fn run_lanes_of_several_vectors_collapse_each_run_and_match_the_reference() {
     // one before when the run is not whole vectors. Runs of two vectors, a lane past, and up
     // to the run-lanes limit; padding after each run; two reduced axes outside, stored
     // against their index order; a run whose logical axis lies outside the rows' (not
-    // collapsed: its codes would not follow the index); for one-byte lanes, rows × vectors on either side of 256
-    // (the codes' limit); with and without NaNs (a NaN sends the item back to the lane fold);
-    // one thread and two.
+    // collapsed: its codes would not follow the index); for one-byte lanes, rows × vectors on
+    // either side of 256 (the codes' limit); with and without NaNs (a NaN sends the item back
+    // to the lane fold); one thread and two.
     use crate::thresholds::ARGMAX_RUN_LANES_MAX_RUN_BYTES;
     let mut rng = Rng(2626);
     for data_type in ALL_TYPES {
