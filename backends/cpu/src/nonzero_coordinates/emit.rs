@@ -1422,6 +1422,11 @@ unsafe fn word_rows<const N: usize>(
 /// [`rows_body`]'s general path, cost about 20 ns a run: FLOAT16 `[62539, 215]` at 25 % on
 /// one thread took 1.6 times the memory floor.
 ///
+/// The words wholly inside the current run, as many as surely fit the room, go through an
+/// inner loop with no run or room check; the word that ends the run is taken alone. With the
+/// checks in every word, a word of UINT8 (64 bytes of input) cost about 3.4 ns however few
+/// its set bits: `[3, 10, 1000, 1000]` at 5 % took 1.80 ms on one thread, 1.58 so.
+///
 /// # Safety
 /// The CPU must support AVX-512 F, and VBMI2 when `vbmi2`; `room` bytes writable at `dst`;
 /// the cursor's runs at least [`GROUP`] elements long.
@@ -1448,11 +1453,41 @@ unsafe fn run_words_avx512<const N: usize>(
     // The last coordinate of the word's bit 0: under `inner + GROUP` at the top of the loop,
     // under `inner` once the cursor caught up (runs are at least a word long).
     let mut first = start - cursor.run_start;
-    for (k, &mask) in words.iter().enumerate() {
+    let mut k = 0;
+    while k < words.len() {
         if room - written < worst {
             return (k, written);
         }
+        if first >= inner {
+            template = next_run(cursor);
+            first -= inner;
+        }
+        // The words wholly inside the run that surely fit the room, in a loop with no run or
+        // room check.
+        let inside = ((inner - first) / GROUP)
+            .min(words.len() - k)
+            .min((room - written - worst) / (GROUP * 4 * N) + 1);
+        for &mask in &words[k..k + inside] {
+            before(k);
+            // In bounds: each of these words' rows and the overrun fit (`inside` above).
+            word_rows::<N>(
+                dst.add(written),
+                mask,
+                first as u32,
+                template,
+                &tables,
+                vbmi2,
+            );
+            written += mask.count_ones() as usize * 4 * N;
+            first += GROUP;
+            k += 1;
+        }
+        if k == words.len() || room - written < worst {
+            continue;
+        }
+        let mask = words[k];
         before(k);
+        k += 1;
         if first >= inner {
             template = next_run(cursor);
             first -= inner;
