@@ -412,8 +412,16 @@ fn rows_body<const N: usize, const KERNEL: u8>(
             }
         }
     };
+    // The read-ahead of words `from..to` in one loop.
+    let read_ahead_of = |from: usize, to: usize| {
+        let end = (to * lines * 64).min(ahead.len());
+        for at in (from * lines * 64..end).step_by(64) {
+            prefetch_ahead(ahead.as_ptr(), at);
+        }
+    };
     let mut cursor = Cursor::new(shape, start);
     let mut lanes = Lanes::<N>::new();
+    let has_rows = !out.is_empty();
     let mut sink = Sink::new(out, stream, shape, KERNEL >= AVX512);
     // Runs shorter than a word: their coordinates are computed, not followed run by run.
     let short_runs = (KERNEL >= AVX512 && shape.inner < GROUP)
@@ -428,6 +436,19 @@ fn rows_body<const N: usize, const KERNEL: u8>(
     let mut w = 0;
     while w < words.len() {
         let word = words[w];
+        if word == 0 {
+            // Zero words write nothing: skipped together, before any kernel is set up (a
+            // kernel left with too little room for a word returns at once, and a chunk with
+            // no rows has none at all: UINT8 `[3, 10, 1000, 1000]` at 0 % took 2.05 ms so,
+            // 2.5 times its floor, and 1.1 ms skipped). A chunk with no rows reads no input
+            // ahead: its burst of prefetches took 1.28 ms against the hardware's 1.1.
+            let zeros = words[w..].iter().take_while(|&&word| word == 0).count();
+            if has_rows {
+                read_ahead_of(w, w + zeros);
+            }
+            w += zeros;
+            continue;
+        }
         let base = start + w * GROUP;
         if let Some(gathered) = &mut gathered {
             let done =
@@ -438,14 +459,14 @@ fn rows_body<const N: usize, const KERNEL: u8>(
             }
             // Too little room left for a word: the gathered rows go first, then this word's.
             sink.flush_gathered::<N, KERNEL>(gathered);
-        } else if let (Some(levels), true) = (&short_runs, word != 0) {
+        } else if let Some(levels) = &short_runs {
             let done =
                 sink.short_runs::<N, KERNEL>(&words[w..], base, levels, |k| read_ahead(w + k));
             if done > 0 {
                 w += done;
                 continue;
             }
-        } else if KERNEL >= AVX2 && word != 0 {
+        } else if KERNEL >= AVX2 {
             if base >= cursor.run_end {
                 cursor.advance(base);
                 lanes.stale = true;
