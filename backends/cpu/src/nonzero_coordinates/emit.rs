@@ -1470,6 +1470,14 @@ unsafe fn run_words_avx512<const N: usize>(
         cursor.advance(cursor.run_end);
         template_vector::<N>(&cursor.template)
     };
+    // The rows of `mask`'s set bits at `dst + at` with `template`, `first` the last
+    // coordinate of its bit 0; returns their bytes. In bounds where it is called: `worst`
+    // bytes remain from `at` (the rows of a word's two parts together are the word's).
+    let rows_at = |at: usize, mask: u64, first: usize, template| {
+        // SAFETY: as above, and this function's contract.
+        unsafe { word_rows::<N>(dst.add(at), mask, first as u32, template, &tables, vbmi2) };
+        mask.count_ones() as usize * 4 * N
+    };
     let mut written = 0;
     // The last coordinate of the word's bit 0: under `inner + GROUP` at the top of the loop,
     // under `inner` once the cursor caught up (runs are at least a word long).
@@ -1491,15 +1499,7 @@ unsafe fn run_words_avx512<const N: usize>(
         for &mask in &words[k..k + inside] {
             before(k);
             // In bounds: each of these words' rows and the overrun fit (`inside` above).
-            word_rows::<N>(
-                dst.add(written),
-                mask,
-                first as u32,
-                template,
-                &tables,
-                vbmi2,
-            );
-            written += mask.count_ones() as usize * 4 * N;
+            written += rows_at(written, mask, first, template);
             first += GROUP;
             k += 1;
         }
@@ -1517,39 +1517,15 @@ unsafe fn run_words_avx512<const N: usize>(
         // two parts together are the word's.
         let left_in_run = inner - first;
         if left_in_run >= GROUP || mask >> left_in_run == 0 {
-            word_rows::<N>(
-                dst.add(written),
-                mask,
-                first as u32,
-                template,
-                &tables,
-                vbmi2,
-            );
-            written += mask.count_ones() as usize * 4 * N;
+            written += rows_at(written, mask, first, template);
         } else {
             let before_end = mask & ((1u64 << left_in_run) - 1);
-            word_rows::<N>(
-                dst.add(written),
-                before_end,
-                first as u32,
-                template,
-                &tables,
-                vbmi2,
-            );
-            written += before_end.count_ones() as usize * 4 * N;
+            written += rows_at(written, before_end, first, template);
             template = next_run(cursor);
             // Wrapping: bit 0 lies before the new run, and only bits inside it are written.
             first = first.wrapping_sub(inner);
             let after_end = mask & !before_end;
-            word_rows::<N>(
-                dst.add(written),
-                after_end,
-                first as u32,
-                template,
-                &tables,
-                vbmi2,
-            );
-            written += after_end.count_ones() as usize * 4 * N;
+            written += rows_at(written, after_end, first, template);
         }
         first = first.wrapping_add(GROUP);
     }
