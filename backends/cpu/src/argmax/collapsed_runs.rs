@@ -169,8 +169,8 @@ unsafe fn fold_body<T: Lanes, const LAST: bool, W: FoldVectors>(
                 nans = W::add_nans::<T>(nans, value);
             }
             for j in 1..k {
-                // The last vector ends with the run ([`vector_start`]).
-                let q = p.add((j * W::BYTES).min(run_bytes - W::BYTES));
+                // The same vectors whose positions `CollapsedRuns::best` decodes.
+                let q = p.add(vector_start(j, run_bytes, W::BYTES));
                 prefetch_ahead(q, ARGMAX_RUN_PREFETCH_BYTES);
                 let v = W::load::<T>(q);
                 W::fold::<T, LAST>(
@@ -225,10 +225,12 @@ unsafe fn fold_avx512<T: Lanes, const LAST: bool>(
     fold_body::<T, LAST, Avx512Fold>(data, rows, shape, buffers)
 }
 
-/// The first element of vector `vector` of a run of `run` elements in vectors of `lanes`: the
-/// last vector ends with the run, overlapping the one before when the run is not whole
-/// vectors (its elements then come twice, in two lanes, with the same index). The positions
-/// of a lane still grow with the vector, since the last vector starts after the one before.
-pub(super) fn vector_start(vector: usize, run: usize, lanes: usize) -> usize {
+/// The first element of vector `vector` of a run of `run` elements in vectors of `lanes`
+/// (or, counted in bytes, its first byte): the last vector ends with the run, overlapping the
+/// one before when the run is not whole vectors (its elements then come twice, in two lanes,
+/// with the same index). The positions of a lane still grow with the vector, since the last
+/// vector starts after the one before. The fold reads by it and [`CollapsedRuns::best`]
+/// decodes by it.
+fn vector_start(vector: usize, run: usize, lanes: usize) -> usize {
     (vector * lanes).min(run - lanes)
 }
