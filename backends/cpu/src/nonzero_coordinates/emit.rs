@@ -590,6 +590,26 @@ impl Cursor<'_> {
         }
     }
 
+    /// Moves to the next run. Returns true when that changed only the template's column
+    /// `n - 2` (dimension `rank - 2`), by one, as it does for all but one run in
+    /// `sizes[rank - 2]`; the caller's template vector then takes a step instead of being
+    /// rebuilt from the bytes.
+    #[inline(always)]
+    fn next_run(&mut self) -> bool {
+        let (rank, n) = (self.shape.rank, self.shape.n);
+        if rank < 2 || n < 2 || self.coords[rank - 2] + 1 >= self.shape.sizes[rank - 2] {
+            self.advance(self.run_end);
+            return false;
+        }
+        self.coords[rank - 2] += 1;
+        self.run_start = self.run_end;
+        self.run_end += self.shape.inner;
+        let column = 4 * (n - 2);
+        self.template[column..column + 4]
+            .copy_from_slice(&(self.coords[rank - 2] as u32).to_le_bytes());
+        true
+    }
+
     /// Moves to the run holding element `at` (past the current run).
     #[inline]
     fn advance(&mut self, at: usize) {
@@ -1468,12 +1488,25 @@ unsafe fn run_words_avx512<const N: usize>(
     vbmi2: bool,
     mut before: impl FnMut(usize),
 ) -> (usize, usize) {
+    use std::arch::x86_64::*;
     let worst = GROUP * 4 * N + 64 * N;
     let inner = cursor.shape.inner;
     let (mut template, tables) = row_tables::<N>(&cursor.template);
-    let next_run = |cursor: &mut Cursor| {
-        cursor.advance(cursor.run_end);
-        template_vector::<N>(&cursor.template)
+    // The template of the next run: the current one a step on in column `N - 2`, or rebuilt
+    // where a carry changed more (`Cursor::next_run`). Rebuilt at every run, with the
+    // cursor's general advance, a run cost about 4 ns: a quarter of a word's time at runs of
+    // 1000 UINT8 elements (`[3, 10, 1000, 1000]`).
+    let step = if N >= 2 {
+        _mm512_maskz_set1_epi32(1 << (N - 2), 1)
+    } else {
+        _mm512_setzero_si512()
+    };
+    let next_run = |cursor: &mut Cursor, template: __m512i| {
+        if cursor.next_run() {
+            _mm512_add_epi32(template, step)
+        } else {
+            template_vector::<N>(&cursor.template)
+        }
     };
     // The rows of `mask`'s set bits at `dst + at` with `template`, `first` the last
     // coordinate of its bit 0; returns their bytes. In bounds where it is called: `worst`
@@ -1493,7 +1526,7 @@ unsafe fn run_words_avx512<const N: usize>(
             return (k, written);
         }
         if first >= inner {
-            template = next_run(cursor);
+            template = next_run(cursor, template);
             first -= inner;
         }
         // The words wholly inside the run that surely fit the room, in a loop with no run or
@@ -1515,7 +1548,7 @@ unsafe fn run_words_avx512<const N: usize>(
         before(k);
         k += 1;
         if first >= inner {
-            template = next_run(cursor);
+            template = next_run(cursor, template);
             first -= inner;
         }
         // In bounds below: `worst` bytes remain from `written`, and the rows of the word's
@@ -1526,7 +1559,7 @@ unsafe fn run_words_avx512<const N: usize>(
         } else {
             let before_end = mask & ((1u64 << left_in_run) - 1);
             written += rows_at(written, before_end, first, template);
-            template = next_run(cursor);
+            template = next_run(cursor, template);
             // Wrapping: bit 0 lies before the new run, and only bits inside it are written.
             first = first.wrapping_sub(inner);
             let after_end = mask & !before_end;
