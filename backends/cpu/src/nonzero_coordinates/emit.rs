@@ -85,6 +85,10 @@ pub(super) struct RowShape {
     /// Columns whose values trade places in every row written, when the innermost
     /// dimensions of size 1 were moved inside the last larger one ([`RowShape::new`]).
     swapped_columns: Option<(usize, usize)>,
+    /// The innermost dimension but the last one whose size is over 1, and its template
+    /// column, if it has one: where a run's end moves the cursor, but for carries
+    /// ([`Cursor::next_run`]).
+    stepped: Option<(usize, usize)>,
 }
 
 impl RowShape {
@@ -104,6 +108,7 @@ impl RowShape {
             inner: 1,
             n,
             swapped_columns: None,
+            stepped: None,
         };
         shape.sizes[..sizes.len()].copy_from_slice(sizes);
         if let Some(d) = sizes.iter().rposition(|&size| size > 1) {
@@ -114,6 +119,10 @@ impl RowShape {
             }
         }
         shape.inner = shape.sizes[rank - 1];
+        shape.stepped = (0..rank - 1)
+            .rev()
+            .find(|&d| shape.sizes[d] > 1)
+            .and_then(|d| Some((d, (d + n).checked_sub(rank)?)));
         shape
     }
 }
@@ -141,6 +150,9 @@ struct ColumnSwap {
     /// `k + 1` (`high[k][i]`): a column moves by fewer than eight lanes, inside its row.
     /// None without AVX-512.
     tables: Option<SwapTables>,
+    /// [`BLOCK_TABLES`] with the trade in them: rows built through these come out traded
+    /// ([`run_words_avx512`]), with no pass of their own.
+    traded_rows: [[u32; 16]; MAX_N],
 }
 
 /// [`ColumnSwap`]'s permute tables.
@@ -181,6 +193,7 @@ impl ColumnSwap {
             n,
             columns: (a, b),
             tables,
+            traded_rows: traded_block_table(n, (a, b)),
         }
     }
 
@@ -590,24 +603,26 @@ impl Cursor<'_> {
         }
     }
 
-    /// Moves to the next run. Returns true when that changed only the template's column
-    /// `n - 2` (dimension `rank - 2`), by one, as it does for all but one run in
-    /// `sizes[rank - 2]`; the caller's template vector then takes a step instead of being
+    /// Moves to the next run. Returns true when that changed only the template's column of
+    /// [`RowShape`]'s `stepped` dimension, by one, as it does for all but one run in that
+    /// dimension's size; the caller's template vector then takes a step instead of being
     /// rebuilt from the bytes.
     #[inline(always)]
     fn next_run(&mut self) -> bool {
-        let (rank, n) = (self.shape.rank, self.shape.n);
-        if rank < 2 || n < 2 || self.coords[rank - 2] + 1 >= self.shape.sizes[rank - 2] {
-            self.advance(self.run_end);
-            return false;
+        match self.shape.stepped {
+            Some((d, column)) if self.coords[d] + 1 < self.shape.sizes[d] => {
+                self.coords[d] += 1;
+                self.run_start = self.run_end;
+                self.run_end += self.shape.inner;
+                self.template[4 * column..4 * column + 4]
+                    .copy_from_slice(&(self.coords[d] as u32).to_le_bytes());
+                true
+            }
+            _ => {
+                self.advance(self.run_end);
+                false
+            }
         }
-        self.coords[rank - 2] += 1;
-        self.run_start = self.run_end;
-        self.run_end += self.shape.inner;
-        let column = 4 * (n - 2);
-        self.template[column..column + 4]
-            .copy_from_slice(&(self.coords[rank - 2] as u32).to_le_bytes());
-        true
     }
 
     /// Moves to the run holding element `at` (past the current run).
@@ -663,7 +678,8 @@ struct Sink<'a> {
     stage: Stage,
     staged: usize,
     /// How [`RowShape`]'s columns are traded in every row, if they are, and the bytes at
-    /// the start of the stage whose rows have them traded already.
+    /// the start of the stage (of `out`, unless `stream`) whose rows have them traded
+    /// already.
     swap: Option<ColumnSwap>,
     settled: usize,
 }
@@ -725,6 +741,10 @@ impl<'a> Sink<'a> {
         cursor: &mut Cursor,
         before: impl FnMut(usize),
     ) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if KERNEL >= AVX512 {
+            return self.vector_run_words::<N, KERNEL>(words, start, cursor, before);
+        }
         let (region, at) = self.room(GROUP * 4 * N + 64 * N);
         #[cfg(target_arch = "x86_64")]
         if KERNEL == AVX2 {
@@ -738,20 +758,74 @@ impl<'a> Sink<'a> {
             *at += bytes;
             return done;
         }
-        #[cfg(target_arch = "x86_64")]
-        if KERNEL >= AVX512 {
-            let (dst, room, vbmi2) = (region.as_mut_ptr(), region.len(), KERNEL == AVX512_VBMI2);
-            // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
-            // AVX-512 F, and VBMI2 with `AVX512_VBMI2`), for runs of a word or more whose
-            // cursor holds `start`; the kernel writes a word only while a whole word's rows
-            // and the overrun fit in `region`.
-            let (done, bytes) =
-                unsafe { run_words_avx512::<N>(dst, room, words, start, cursor, vbmi2, before) };
-            *at += bytes;
-            return done;
-        }
         let _ = (region, words, start, cursor, before);
         0
+    }
+
+    /// [`Sink::run_words`] under AVX-512. Where the columns trade places, its rows come out
+    /// traded ([`ColumnSwap`]'s `traded_rows`): the rows before them are traded first, and
+    /// they count as traded. A pass of its own over the rows took a third of the time of
+    /// FLOAT16 `[5, 1, 1026, 144, 1]` at 75 % on one thread (0.44 ms, `[5, 1, 1, 1026, 144]`
+    /// 0.32).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn vector_run_words<const N: usize, const KERNEL: u8>(
+        &mut self,
+        words: &[u64],
+        start: usize,
+        cursor: &mut Cursor,
+        before: impl FnMut(usize),
+    ) -> usize {
+        let traded = self.swap.as_ref().map(|swap| swap.traded_rows);
+        self.settle();
+        let (region, at) = self.room(GROUP * 4 * N + 64 * N);
+        let (dst, room, vbmi2) = (region.as_mut_ptr(), region.len(), KERNEL == AVX512_VBMI2);
+        // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
+        // AVX-512 F, and VBMI2 with `AVX512_VBMI2`), for runs of a word or more whose cursor
+        // holds `start`; the kernel writes a word only while a whole word's rows and the
+        // overrun fit in `region`.
+        // The traded rows out of line, so that the untraded loop stays inlined here as it was:
+        // with the tables a runtime value, or with a second instantiation beside it, that loop
+        // took 3–10 % longer (UINT8 `[1, 1, 1000, 1000]` at 5 %: 40.1 → 44.3 µs).
+        let (done, bytes) = unsafe {
+            match &traded {
+                Some(traded) => run_words_avx512_traded::<N>(
+                    dst, room, words, start, cursor, vbmi2, traded, before,
+                ),
+                None => run_words_avx512::<N, false>(
+                    dst,
+                    room,
+                    words,
+                    start,
+                    cursor,
+                    vbmi2,
+                    &[[0; 16]; MAX_N],
+                    before,
+                ),
+            }
+        };
+        *at += bytes;
+        if traded.is_some() {
+            self.settled = if self.stream {
+                self.staged
+            } else {
+                self.written
+            };
+        }
+        done
+    }
+
+    /// Trades the columns of the rows written since the last rows traded, if they trade.
+    fn settle(&mut self) {
+        if let Some(swap) = &self.swap {
+            let (buffer, at) = if self.stream {
+                (&mut self.stage[..], self.staged)
+            } else {
+                (&mut self.out[..], self.written)
+            };
+            swap.apply(&mut buffer[self.settled..at]);
+            self.settled = at;
+        }
     }
 
     /// Appends the rows of consecutive words of runs shorter than a word (word `k`'s bit `j`
@@ -884,8 +958,8 @@ impl<'a> Sink<'a> {
         if self.stream {
             self.flush(true);
             stream_fence();
-        } else if let Some(swap) = &self.swap {
-            swap.apply(&mut self.out[..self.written]);
+        } else {
+            self.settle();
         }
         assert_eq!(
             self.written,
@@ -1306,6 +1380,22 @@ const fn block_table(n: usize) -> [[u32; 16]; MAX_N] {
     table
 }
 
+/// [`block_table`] for rows whose columns `a` and `b` trade places: slot column `c` takes what
+/// column `a` would hold where `c` is `b`, and the reverse.
+fn traded_block_table(n: usize, (a, b): (usize, usize)) -> [[u32; 16]; MAX_N] {
+    let mut table = [[0u32; 16]; MAX_N];
+    for slot in 0..16 * n {
+        let (row, column) = (slot / n, slot % n);
+        let from = match column {
+            c if c == a => b,
+            c if c == b => a,
+            c => c,
+        };
+        table[slot / 16][slot % 16] = if from == n - 1 { row } else { 16 + from } as u32;
+    }
+    table
+}
+
 /// [`block_table`] for every `N` from 0 to [`MAX_N`].
 const BLOCK_TABLES: [[[u32; 16]; MAX_N]; MAX_N + 1] = {
     let mut tables = [[[0u32; 16]; MAX_N]; MAX_N + 1];
@@ -1473,33 +1563,40 @@ unsafe fn word_rows<const N: usize>(
 /// checks in every word, a word of UINT8 (64 bytes of input) cost about 3.4 ns however few
 /// its set bits: `[3, 10, 1000, 1000]` at 5 % took 1.80 ms on one thread, 1.58 so.
 ///
+/// With `TRADED`, `traded` (a [`ColumnSwap`]'s tables) in place of [`BLOCK_TABLES`]: the rows
+/// come out with their columns traded.
+///
 /// # Safety
 /// The CPU must support AVX-512 F, and VBMI2 when `vbmi2`; `room` bytes writable at `dst`;
 /// the cursor's runs at least [`GROUP`] elements long.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,popcnt")]
 #[inline]
-unsafe fn run_words_avx512<const N: usize>(
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_words_avx512<const N: usize, const TRADED: bool>(
     dst: *mut u8,
     room: usize,
     words: &[u64],
     start: usize,
     cursor: &mut Cursor,
     vbmi2: bool,
+    traded: &[[u32; 16]; MAX_N],
     mut before: impl FnMut(usize),
 ) -> (usize, usize) {
     use std::arch::x86_64::*;
     let worst = GROUP * 4 * N + 64 * N;
     let inner = cursor.shape.inner;
-    let (mut template, tables) = row_tables::<N>(&cursor.template);
-    // The template of the next run: the current one a step on in column `N - 2`, or rebuilt
-    // where a carry changed more (`Cursor::next_run`). Rebuilt at every run, with the
-    // cursor's general advance, a run cost about 4 ns: a quarter of a word's time at runs of
-    // 1000 UINT8 elements (`[3, 10, 1000, 1000]`).
-    let step = if N >= 2 {
-        _mm512_maskz_set1_epi32(1 << (N - 2), 1)
-    } else {
-        _mm512_setzero_si512()
+    let (mut template, mut tables) = row_tables::<N>(&cursor.template);
+    if TRADED {
+        tables = std::array::from_fn(|k| _mm512_loadu_si512(traded[k].as_ptr().cast()));
+    }
+    // The template of the next run: the current one a step on in the stepped column, or
+    // rebuilt where a carry changed more (`Cursor::next_run`). Rebuilt at every run, with
+    // the cursor's general advance, a run cost about 4 ns: a quarter of a word's time at runs
+    // of 1000 UINT8 elements (`[3, 10, 1000, 1000]`).
+    let step = match cursor.shape.stepped {
+        Some((_, column)) => _mm512_maskz_set1_epi32(1 << column, 1),
+        None => _mm512_setzero_si512(),
     };
     let next_run = |cursor: &mut Cursor, template: __m512i| {
         if cursor.next_run() {
@@ -1568,6 +1665,27 @@ unsafe fn run_words_avx512<const N: usize>(
         first = first.wrapping_add(GROUP);
     }
     (words.len(), written)
+}
+
+/// [`run_words_avx512`] with `traded` tables, never inlined ([`Sink::vector_run_words`]).
+///
+/// # Safety
+/// As [`run_words_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,popcnt")]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_words_avx512_traded<const N: usize>(
+    dst: *mut u8,
+    room: usize,
+    words: &[u64],
+    start: usize,
+    cursor: &mut Cursor,
+    vbmi2: bool,
+    traded: &[[u32; 16]; MAX_N],
+    before: impl FnMut(usize),
+) -> (usize, usize) {
+    run_words_avx512::<N, true>(dst, room, words, start, cursor, vbmi2, traded, before)
 }
 
 /// Bits `16 quarter ..` of `mask`, and their coordinates `first + j` packed into the low lanes.
