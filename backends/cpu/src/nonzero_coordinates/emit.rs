@@ -174,12 +174,7 @@ impl ColumnSwap {
             for slot in 0..16 * n {
                 let (k, i) = (slot / 16, slot % 16);
                 let (row, column) = (slot / n, slot % n);
-                let from = match column {
-                    c if c == a => b,
-                    c if c == b => a,
-                    c => c,
-                };
-                let source = row * n + from;
+                let source = row * n + traded_column(column, (a, b));
                 if source < 16 * k {
                     tables.low[k][i] = (source + 16 - 16 * k) as u32;
                     tables.from_low[k] |= 1 << i;
@@ -193,7 +188,7 @@ impl ColumnSwap {
             n,
             columns: (a, b),
             tables,
-            traded_rows: traded_block_table(n, (a, b)),
+            traded_rows: block_table(n, Some((a, b))),
         }
     }
 
@@ -780,13 +775,13 @@ impl<'a> Sink<'a> {
         self.settle();
         let (region, at) = self.room(GROUP * 4 * N + 64 * N);
         let (dst, room, vbmi2) = (region.as_mut_ptr(), region.len(), KERNEL == AVX512_VBMI2);
+        // The traded rows out of line, so that the untraded loop stays inlined here as it was:
+        // with the tables a runtime value, or with a second instantiation beside it, that loop
+        // took 3–10 % longer (UINT8 `[1, 1, 1000, 1000]` at 5 %: 40.1 → 44.3 µs).
         // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
         // AVX-512 F, and VBMI2 with `AVX512_VBMI2`), for runs of a word or more whose cursor
         // holds `start`; the kernel writes a word only while a whole word's rows and the
         // overrun fit in `region`.
-        // The traded rows out of line, so that the untraded loop stays inlined here as it was:
-        // with the tables a runtime value, or with a second instantiation beside it, that loop
-        // took 3–10 % longer (UINT8 `[1, 1, 1000, 1000]` at 5 %: 40.1 → 44.3 µs).
         let (done, bytes) = unsafe {
             match &traded {
                 Some(traded) => run_words_avx512_traded::<N>(
@@ -1363,8 +1358,9 @@ fn batch<const N: usize>(
 /// For each 16-element lane group of a row block: which coordinate it takes, as an index for
 /// `vpermt2d` over two vectors (the sixteen rows' last coordinates, then the template). Slot
 /// `16 k + l` of the block is column `c = (16 k + l) % N` of row `(16 k + l) / N`: the
-/// coordinate when `c` is the last column, else the template's column `c` (index `16 + c`).
-const fn block_table(n: usize) -> [[u32; 16]; MAX_N] {
+/// coordinate when `c` is the last column, else the template's column `c` (index `16 + c`);
+/// with `trade`, each of those two columns takes the other's.
+const fn block_table(n: usize, trade: Option<(usize, usize)>) -> [[u32; 16]; MAX_N] {
     let mut table = [[0u32; 16]; MAX_N];
     let mut k = 0;
     while k < n {
@@ -1372,7 +1368,11 @@ const fn block_table(n: usize) -> [[u32; 16]; MAX_N] {
         while l < 16 {
             let slot = 16 * k + l;
             let (row, column) = (slot / n, slot % n);
-            table[k][l] = if column == n - 1 { row } else { 16 + column } as u32;
+            let from = match trade {
+                Some(columns) => traded_column(column, columns),
+                None => column,
+            };
+            table[k][l] = if from == n - 1 { row } else { 16 + from } as u32;
             l += 1;
         }
         k += 1;
@@ -1380,20 +1380,15 @@ const fn block_table(n: usize) -> [[u32; 16]; MAX_N] {
     table
 }
 
-/// [`block_table`] for rows whose columns `a` and `b` trade places: slot column `c` takes what
-/// column `a` would hold where `c` is `b`, and the reverse.
-fn traded_block_table(n: usize, (a, b): (usize, usize)) -> [[u32; 16]; MAX_N] {
-    let mut table = [[0u32; 16]; MAX_N];
-    for slot in 0..16 * n {
-        let (row, column) = (slot / n, slot % n);
-        let from = match column {
-            c if c == a => b,
-            c if c == b => a,
-            c => c,
-        };
-        table[slot / 16][slot % 16] = if from == n - 1 { row } else { 16 + from } as u32;
+/// The column whose value `column` takes when columns `a` and `b` trade places.
+const fn traded_column(column: usize, (a, b): (usize, usize)) -> usize {
+    if column == a {
+        b
+    } else if column == b {
+        a
+    } else {
+        column
     }
-    table
 }
 
 /// [`block_table`] for every `N` from 0 to [`MAX_N`].
@@ -1401,7 +1396,7 @@ const BLOCK_TABLES: [[[u32; 16]; MAX_N]; MAX_N + 1] = {
     let mut tables = [[[0u32; 16]; MAX_N]; MAX_N + 1];
     let mut n = 1;
     while n <= MAX_N {
-        tables[n] = block_table(n);
+        tables[n] = block_table(n, None);
         n += 1;
     }
     tables
