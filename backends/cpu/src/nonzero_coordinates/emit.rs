@@ -771,10 +771,12 @@ impl<'a> Sink<'a> {
         cursor: &mut Cursor,
         before: impl FnMut(usize),
     ) -> usize {
-        let traded = self.swap.as_ref().map(|swap| swap.traded_rows);
         self.settle();
-        let (region, at) = self.room(GROUP * 4 * N + 64 * N);
+        let (region, _) = self.room(GROUP * 4 * N + 64 * N);
         let (dst, room, vbmi2) = (region.as_mut_ptr(), region.len(), KERNEL == AVX512_VBMI2);
+        // Borrowed, not copied: with a stage of `NONZERO_STAGE_BYTES`, this runs every few KiB
+        // of rows.
+        let traded = self.swap.as_ref().map(|swap| &swap.traded_rows);
         // The traded rows out of line, so that the untraded loop stays inlined here as it was:
         // with the tables a runtime value, or with a second instantiation beside it, that loop
         // took 3–10 % longer (UINT8 `[1, 1, 1000, 1000]` at 5 %: 40.1 → 44.3 µs).
@@ -783,7 +785,7 @@ impl<'a> Sink<'a> {
         // holds `start`; the kernel writes a word only while a whole word's rows and the
         // overrun fit in `region`.
         let (done, bytes) = unsafe {
-            match &traded {
+            match traded {
                 Some(traded) => run_words_avx512_traded::<N>(
                     dst, room, words, start, cursor, vbmi2, traded, before,
                 ),
@@ -799,24 +801,35 @@ impl<'a> Sink<'a> {
                 ),
             }
         };
-        *at += bytes;
-        if traded.is_some() {
-            self.settled = if self.stream {
-                self.staged
-            } else {
-                self.written
-            };
+        let traded = traded.is_some();
+        if self.stream {
+            self.staged += bytes;
+        } else {
+            self.written += bytes;
+        }
+        if traded {
+            self.settled = self.filled();
         }
         done
     }
 
+    /// Bytes of rows in the buffer [`Sink::room`] gives: the stage when streaming, else `out`.
+    fn filled(&self) -> usize {
+        if self.stream {
+            self.staged
+        } else {
+            self.written
+        }
+    }
+
     /// Trades the columns of the rows written since the last rows traded, if they trade.
     fn settle(&mut self) {
+        let at = self.filled();
         if let Some(swap) = &self.swap {
-            let (buffer, at) = if self.stream {
-                (&mut self.stage[..], self.staged)
+            let buffer = if self.stream {
+                &mut self.stage[..]
             } else {
-                (&mut self.out[..], self.written)
+                &mut self.out[..]
             };
             swap.apply(&mut buffer[self.settled..at]);
             self.settled = at;
@@ -921,11 +934,8 @@ impl<'a> Sink<'a> {
     /// Copies the staged rows out: all of them, or (`all` false) as many as end on a 64-byte
     /// boundary of the output's memory, so that streamed pieces join up.
     fn flush(&mut self, all: bool) {
-        if let Some(swap) = &self.swap {
-            // Rows are staged whole, and `settled` ends on a row.
-            swap.apply(&mut self.stage[self.settled..self.staged]);
-            self.settled = self.staged;
-        }
+        // Rows are staged whole, and `settled` ends on a row.
+        self.settle();
         let mut n = self.staged;
         if !all {
             let end = self.out.as_ptr() as usize + self.written + n;
