@@ -15,6 +15,7 @@
 
 #[cfg(target_arch = "x86_64")]
 mod model {
+    use opconform_bench::case::buffer;
     use std::arch::x86_64::*;
     use std::time::Instant;
 
@@ -126,12 +127,6 @@ mod model {
             }
         }
         written
-    }
-
-    /// A buffer of `len` bytes at a page boundary, asked to be backed by huge pages, as the
-    /// bench's buffers are.
-    fn buffer(len: usize, fill: u8) -> Vec<u8> {
-        opconform_bench::case::buffer(len, fill)
     }
 
     pub fn main() {
