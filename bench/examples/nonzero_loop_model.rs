@@ -16,12 +16,15 @@
 #[cfg(target_arch = "x86_64")]
 mod model {
     use opconform_bench::case::buffer;
+    use opconform_bench::data::splitmix64;
     use std::arch::x86_64::*;
     use std::time::Instant;
 
     /// Elements of input and bytes of output room.
     const INPUT: usize = 30_000_000;
     const OUTPUT: usize = 26_000_000;
+    /// The input's stream of the bench's generator.
+    const SEED: u64 = 36;
 
     /// Where the masks are computed.
     #[derive(Clone, Copy)]
@@ -135,12 +138,8 @@ mod model {
             return;
         }
         let mut input = buffer(INPUT, 0);
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        for byte in input.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *byte = u8::from(state % 100 < 5);
+        for (i, byte) in input.iter_mut().enumerate() {
+            *byte = u8::from(splitmix64(SEED, i as u64) % 100 < 5);
         }
         let mut out = buffer(OUTPUT, 0);
         let mut evict = buffer(96 << 20, 0);
