@@ -18,7 +18,7 @@
 #[cfg(target_arch = "x86_64")]
 use super::kernels::{
     all_lanes_max, bytes_to_boundary, fold_rows_body, max_of_pieces, run_argmax_body, Avx2Prims,
-    FoldVectors, Piece, PortablePrims, Prims, Row, RunBlocks,
+    FoldStart, FoldVectors, Piece, PortablePrims, Prims, Row, RunBlocks,
 };
 #[cfg(target_arch = "x86_64")]
 use super::lanes::Lanes;
@@ -857,8 +857,52 @@ pub(crate) unsafe fn fold_rows_avx512<T: Lanes, const LAST: bool>(
     rows: &[Row],
     values: &mut [u8],
     rows_of: &mut [u8],
+    start: FoldStart,
 ) -> bool {
-    fold_rows_body::<T, LAST, Avx512Fold>(data, rows, values, rows_of)
+    fold_rows_body::<T, LAST, Avx512Fold>(data, rows, values, rows_of, start)
+}
+
+/// After a running row fold (`kernels::fold_rows_running`) over rows whose reduced indices
+/// step evenly (`first`, `first + step`, …): `index[lane] = first + step × row` for every lane
+/// whose row number in `rows_of` (lanes of `T::SIZE` bytes) is not `unimproved`, sixteen
+/// lanes at a time through a masked store. Returns the number of lanes done (a multiple of
+/// 16, or of 8 for eight-byte lanes); the caller takes the rest.
+///
+/// A scalar pass with a branch per lane took a tenth of ArgMax UINT8 `{4096, 16384}` over
+/// axis 0 on two threads, whose pieces of 512 rows improve most lanes in each chunk.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; `rows_of` must hold `index.len()` lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) unsafe fn take_improved_avx512<T: Lanes>(
+    rows_of: &[u8],
+    unimproved: u32,
+    (first, step): (u32, u32),
+    index: &mut [u32],
+) -> usize {
+    let per = if T::SIZE == 8 { 8 } else { 16 };
+    let lanes = index.len() / per * per;
+    let (first, step) = (
+        _mm512_set1_epi32(first as i32),
+        _mm512_set1_epi32(step as i32),
+    );
+    let sentinel = _mm512_set1_epi32(unimproved as i32);
+    let (rp, ip) = (rows_of.as_ptr(), index.as_mut_ptr());
+    for lane in (0..lanes).step_by(per) {
+        let p = rp.add(lane * T::SIZE);
+        let rows = match T::SIZE {
+            1 => _mm512_cvtepu8_epi32(_mm_loadu_si128(p.cast())),
+            2 => _mm512_cvtepu16_epi32(_mm256_loadu_si256(p.cast())),
+            4 => _mm512_loadu_si512(p.cast()),
+            _ => _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_loadu_si512(p.cast()))),
+        };
+        let lanes_mask = if T::SIZE == 8 { 0xff } else { 0xffff };
+        let improved = _mm512_cmpneq_epu32_mask(rows, sentinel) & lanes_mask;
+        let at = _mm512_add_epi32(first, _mm512_mullo_epi32(rows, step));
+        _mm512_mask_storeu_epi32(ip.add(lane).cast(), improved, at);
+    }
+    lanes
 }
 
 /// The AVX-512 vectors of the row fold, in the compare domain of [`Lanes512`].

@@ -23,7 +23,10 @@
 //! of `m` are folded as plain rows and combined the same way.
 
 use super::collapsed_runs::CollapsedRuns;
-use super::kernels::{better, fold_rows, fold_rows_fresh, FoldScratch, Row, CHUNK_ROWS};
+use super::kernels::{
+    better, can_fold_running, fold_rows, fold_rows_fresh, fold_rows_running, FoldScratch, Row,
+    CHUNK_ROWS, RUNNING_CHUNK_ROWS,
+};
 use super::lanes::Lanes;
 use super::packed_tail::PackedTail;
 use super::plan::{Dim, Plan, Walk};
@@ -341,6 +344,17 @@ impl Job<'_> {
         state.keys.resize(lanes, T::MIN_KEY);
         state.index.clear();
         state.index.resize(lanes, first_row);
+        if stride == 1 && self.fold_walk_running::<T, LAST>(data, reduced, q0, q1, state) {
+            return;
+        }
+        // No vector kernel, or a NaN met: the running keys, merged chunk by chunk.
+        state.keys.fill(T::MIN_KEY);
+        state.index.fill(first_row);
+        if state.rows.len() != q1 - q0 {
+            // The running fold walked the rows: list the first chunk again.
+            state.rows_of = None;
+            state.rows_from(reduced, q0, q1);
+        }
         // Every row (relative to `base`) comes from `rows_from` when the range is short, the
         // same for every item: its chunks are folded in turn.
         if state.rows.len() == q1 - q0 {
@@ -376,6 +390,64 @@ impl Job<'_> {
             list_rows(&mut state.rows, reduced, next, (q1 - next).min(CHUNK_ROWS));
             next += state.rows.len();
         }
+    }
+
+    /// [`Self::fold_walk`] for contiguous lanes with the running vector fold
+    /// ([`fold_rows_running`]): chunks of equal length up to [`RUNNING_CHUNK_ROWS`] rows,
+    /// `state.index` holding the reduced index of each lane's best row (as `fold_walk` starts
+    /// it), then `state.keys` their keys. False when the fold cannot run or met a NaN: `state`
+    /// then holds nothing meaningful, and its rows may be a later chunk's.
+    fn fold_walk_running<T: Lanes, const LAST: bool>(
+        &self,
+        data: &[u8],
+        reduced: &[Dim],
+        q0: usize,
+        q1: usize,
+        state: &mut RowsState<T::Key>,
+    ) -> bool {
+        if !can_fold_running::<T>(self.isa, state.index.len()) {
+            return false;
+        }
+        let total = q1 - q0;
+        let chunk = total.div_ceil(total.div_ceil(RUNNING_CHUNK_ROWS)).max(1);
+        // One reduced dimension: the rows' indices step evenly.
+        let step = match reduced {
+            [dim] => u32::try_from(dim.index_stride).ok(),
+            _ => None,
+        };
+        let RowsState {
+            keys,
+            index,
+            rows,
+            scratch,
+            ..
+        } = state;
+        if rows.len() == total {
+            // Every row listed (the same for every item): its chunks in turn.
+            for (c, part) in rows.chunks(chunk).enumerate() {
+                let start = (c == 0, step);
+                if !fold_rows_running::<T, LAST>(self.isa, data, part, start, index, scratch) {
+                    return false;
+                }
+            }
+        } else {
+            // The rows are walked here a chunk at a time.
+            state.rows_of = None;
+            let mut next = q0;
+            while next < q1 {
+                rows.clear();
+                list_rows(rows, reduced, next, (q1 - next).min(chunk));
+                let start = (next == q0, step);
+                if !fold_rows_running::<T, LAST>(self.isa, data, rows, start, index, scratch) {
+                    return false;
+                }
+                next += rows.len();
+            }
+        }
+        for (lane, key) in keys.iter_mut().enumerate() {
+            *key = scratch.key_of::<T>(lane);
+        }
+        true
     }
 
     /// [`Self::rows`] for [`PackedItems`]: items split across tasks, each reduced in registers

@@ -1672,3 +1672,36 @@ fn run_lanes_of_several_vectors_collapse_each_run_and_match_the_reference() {
         }
     }
 }
+
+#[test]
+fn running_row_folds_over_many_chunks_match_the_reference_with_a_late_nan() {
+    // Reductions of many rows over contiguous outputs keep their maxima running across chunks
+    // of rows (`fold_rows_running`): rows listed whole or walked (over 4096), one reduced
+    // dimension (indices in even steps) or two, alone or split across threads; a NaN met only
+    // after several clean chunks sends the whole range to the exact fold.
+    let running = crate::argmax::kernels::RUNNING_CHUNK_ROWS as u32;
+    let mut rng = Rng(41);
+    let shapes: [(Vec<u32>, Vec<u32>); 5] = [
+        (vec![2 * running + 1, 40], vec![0]),
+        (vec![4500, 40], vec![0]),
+        (vec![700, 3, 40], vec![0, 1]),
+        (vec![3 * running, 5, 17], vec![0]),
+        (vec![9000, 16], vec![0]),
+    ];
+    for (sizes, axes) in shapes {
+        let count: u32 = sizes.iter().product();
+        let values: Vec<f32> = (0..count).map(|_| rng.below(50) as f32 - 25.0).collect();
+        let bytes: Vec<u8> = values.iter().map(|&v| v as i8 as u8).collect();
+        let ints: Vec<i64> = values.iter().map(|&v| v as i64 * 1_000_003).collect();
+        let mut late_nan = values.clone();
+        late_nan[count as usize - 3 * *sizes.last().unwrap() as usize + 5] = f32::NAN;
+        for threads in [1, 2] {
+            on_threads(threads, || {
+                check_all(&packed(&sizes, &values), &axes, "running f32");
+                check_all(&packed(&sizes, &late_nan), &axes, "running f32, late NaN");
+                check_all(&packed(&sizes, &bytes), &axes, "running u8");
+                check_all(&packed(&sizes, &ints), &axes, "running i64");
+            });
+        }
+    }
+}
