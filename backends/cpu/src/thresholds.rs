@@ -36,7 +36,7 @@ pub const ARGMAX_SHORT_RUN_BYTES: usize = 512;
 /// help (21.7 ms).
 pub const ARGMAX_RUN_PREFETCH_BYTES: usize = 4096;
 
-/// ArgMax row folds: how far ahead in each of a group's rows the fold prefetches (into L2) as
+/// ArgMax row folds: how far ahead in each of a group's rows the fold prefetches (into L1) as
 /// it reads them, past the end of the tail too. A group reads its rows side by side, more
 /// streams than the hardware prefetcher follows well: one AMD EPYC core, dev bench medians,
 /// FLOAT32 {4096,16384} axis 0 11.9 → 10.5 ms, FLOAT16 6.2 → 5.0 ms, padded rank 5 axes 1,3

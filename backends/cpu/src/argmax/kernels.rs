@@ -15,9 +15,9 @@
 
 use super::lanes::Lanes;
 use crate::element::OrderKey;
-#[cfg(target_arch = "x86_64")]
-use crate::simd::prefetch_ahead;
 use crate::simd::Isa;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{prefetch_ahead, prefetch_ahead_l1};
 #[cfg(target_arch = "x86_64")]
 use crate::thresholds::{
     ARGMAX_FOLD_PREFETCH_BYTES, ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES, ARGMAX_RUN_PREFETCH_BYTES,
@@ -1653,9 +1653,9 @@ pub(crate) unsafe fn fold_rows_body<T: Lanes, const LAST: bool, W: FoldVectors>(
             let mut row2 = W::load_raw(rp.add(o2));
             for k in 0..group {
                 // One prefetch per line: a 64-byte vector takes one of its own.
-                prefetch_ahead(starts[k].add(o1), ahead);
+                prefetch_ahead_l1(starts[k].add(o1), ahead);
                 if W::BYTES >= 64 {
-                    prefetch_ahead(starts[k].add(o2), ahead);
+                    prefetch_ahead_l1(starts[k].add(o2), ahead);
                 }
                 let (v1, v2) = (
                     W::load::<T>(starts[k].add(o1)),
@@ -1710,7 +1710,7 @@ unsafe fn fold_one_vector<T: Lanes, const LAST: bool, W: FoldVectors>(
     let mut value = W::load_raw(vp.add(o));
     let mut row = W::load_raw(rp.add(o));
     for (&start, &number) in starts.iter().zip(numbers) {
-        prefetch_ahead(start.add(o), ahead);
+        prefetch_ahead_l1(start.add(o), ahead);
         let v = W::load::<T>(start.add(o));
         W::fold::<T, LAST>(&mut value, &mut row, v, number);
         if T::CAN_NAN {
