@@ -405,6 +405,16 @@ pub(crate) fn prefetch_ahead_l1(p: *const u8, distance: usize) {
     let _ = (p, distance);
 }
 
+/// [`prefetch_ahead_l1`] when `into_l1`, else [`prefetch_ahead`].
+#[inline(always)]
+pub(crate) fn prefetch_ahead_into(p: *const u8, distance: usize, into_l1: bool) {
+    if into_l1 {
+        prefetch_ahead_l1(p, distance);
+    } else {
+        prefetch_ahead(p, distance);
+    }
+}
+
 /// Prefetches ([`prefetch_ahead`]) the `lines` cache lines `ahead` bytes past `group` (the
 /// lines of one mask group), or nothing when `ahead` is 0.
 #[inline(always)]

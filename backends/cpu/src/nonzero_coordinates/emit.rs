@@ -18,7 +18,7 @@ use super::short_runs::short_runs_avx512;
 use super::short_runs::Levels;
 use super::sparse_blocks::{sparse_blocks_avx512, Divisors, Gathered};
 use super::GROUP;
-use crate::simd::{copy_streaming, prefetch_ahead, stream_fence, Isa};
+use crate::simd::{amd_cpu, copy_streaming, prefetch_ahead_into, stream_fence, Isa};
 use crate::strided::MAX_DIMS;
 use crate::thresholds::{
     NONZERO_DENSE_GROUP as DENSE_GROUP, NONZERO_GATHER as GATHER,
@@ -293,7 +293,8 @@ impl RowKernel {
 /// Writes the rows of the set bits of `words` (bit `j` of word `w` for element
 /// `start + 64 w + j`; `start` a multiple of 64) into `out`, which holds exactly their rows;
 /// through a staging buffer and non-temporal stores when `stream`. `ahead` is input the
-/// caller reads next (or empty): it is prefetched into L2 a slice per word, so that
+/// caller reads next (or empty): it is prefetched into L2 (L1 where [`read_ahead_into_l1`]
+/// says) a slice per word, so that
 /// memory keeps reading while the rows are built.
 ///
 /// # Panics
@@ -333,16 +334,30 @@ fn dispatch<const N: usize>(
 ) {
     // SAFETY (each arm): `RowKernel::for_isa` gives a kernel only when the CPU has every
     // feature its function enables (the AVX-512 ones come from `Isa::Avx512`: F and BW).
+    let lines = ahead.len().div_ceil(64 * words.len().max(1));
+    let into_l1 = read_ahead_into_l1(lines, out.len() / (4 * N), 64 * words.len());
     match kernel {
         #[cfg(target_arch = "x86_64")]
-        RowKernel::Avx2 => unsafe { rows_avx2::<N>(shape, words, start, out, stream, ahead) },
+        RowKernel::Avx2 => unsafe {
+            rows_avx2::<N, false>(shape, words, start, out, stream, ahead)
+        },
         #[cfg(target_arch = "x86_64")]
-        RowKernel::Avx512 => unsafe { rows_avx512::<N>(shape, words, start, out, stream, ahead) },
+        RowKernel::Avx512 if into_l1 => unsafe {
+            rows_avx512::<N, true>(shape, words, start, out, stream, ahead)
+        },
+        #[cfg(target_arch = "x86_64")]
+        RowKernel::Avx512 => unsafe {
+            rows_avx512::<N, false>(shape, words, start, out, stream, ahead)
+        },
+        #[cfg(target_arch = "x86_64")]
+        RowKernel::Avx512Vbmi2 if into_l1 => unsafe {
+            rows_avx512_vbmi2::<N, true>(shape, words, start, out, stream, ahead)
+        },
         #[cfg(target_arch = "x86_64")]
         RowKernel::Avx512Vbmi2 => unsafe {
-            rows_avx512_vbmi2::<N>(shape, words, start, out, stream, ahead)
+            rows_avx512_vbmi2::<N, false>(shape, words, start, out, stream, ahead)
         },
-        _ => rows_body::<N, PORTABLE>(shape, words, start, out, stream, ahead),
+        _ => rows_body::<N, PORTABLE, false>(shape, words, start, out, stream, ahead),
     }
 }
 
@@ -362,7 +377,7 @@ macro_rules! row_kernel {
         #[doc = concat!("The CPU must support ", $features, ".")]
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $features)]
-        unsafe fn $name<const N: usize>(
+        unsafe fn $name<const N: usize, const L1: bool>(
             shape: &RowShape,
             words: &[u64],
             start: usize,
@@ -370,7 +385,7 @@ macro_rules! row_kernel {
             stream: bool,
             ahead: &[u8],
         ) {
-            rows_body::<N, $kernel>(shape, words, start, out, stream, ahead);
+            rows_body::<N, $kernel, L1>(shape, words, start, out, stream, ahead);
         }
     };
 }
@@ -397,11 +412,28 @@ row_kernel!(
     "avx512f,avx512bw,avx512vbmi2,avx2,popcnt,bmi1"
 );
 
+/// Whether the read-ahead of the next chunk goes into L1 (`prefetcht0`), for a chunk of
+/// `elements` elements holding `rows` nonzero ones whose words each read `lines` cache lines
+/// ahead: with the AVX-512 row kernels on AMD CPUs, for one-byte elements (one line a word)
+/// at most a quarter nonzero, where it was faster; elsewhere into L2.
+///
+/// AMD EPYC (Zen 5), libraries alternated, medians of 14–30, UINT8 `[3, 10, 1000, 1000]`, one
+/// thread, at 5 %: 1.60–1.78 → 1.50–1.67 ms back to back, 1.79–1.97 → 1.66–1.85 after another
+/// call (the bandwidth probe's, ONNX Runtime's, numpy's); two threads 1.00 → 0.99. At 50 %
+/// 1–3 % slower (7.43–7.80 → 7.67–8.01), at 90 % 1 %, hence the density. FLOAT32 went both
+/// ways (5 %: one thread 4.72 → 4.66, two 2.75 → 2.83; 50 % 9.43 → 9.57), so wider elements
+/// keep L2. On Sapphire Rapids `prefetcht0` made one thread's FLOAT32 rows 20 % slower (see
+/// [`prefetch_ahead`](crate::simd::prefetch_ahead)).
+fn read_ahead_into_l1(lines: usize, rows: usize, elements: usize) -> bool {
+    lines == 1 && 4 * rows <= elements && amd_cpu()
+}
+
 /// The body of [`write_rows`]: for each set bit, the run that holds it (the cursor moves
 /// forward only when a bit lies past its run), then the bits of the word inside that run as
-/// one batch of rows.
+/// one batch of rows. The read-ahead goes into L1 with `L1` ([`read_ahead_into_l1`]), else
+/// L2: a constant, as a flag read per word cost 1–3 % at 50 % nonzero.
 #[inline(always)]
-fn rows_body<const N: usize, const KERNEL: u8>(
+fn rows_body<const N: usize, const KERNEL: u8, const L1: bool>(
     shape: &RowShape,
     words: &[u64],
     start: usize,
@@ -419,9 +451,9 @@ fn rows_body<const N: usize, const KERNEL: u8>(
     let read_ahead = |w: usize| {
         let from = w * stride;
         if from < ahead.len() {
-            prefetch_ahead(ahead.as_ptr(), from);
+            prefetch_ahead_into(ahead.as_ptr(), from, L1);
             for line in 1..lines {
-                prefetch_ahead(ahead.as_ptr(), from + 64 * line);
+                prefetch_ahead_into(ahead.as_ptr(), from + 64 * line, L1);
             }
         }
     };
@@ -429,7 +461,7 @@ fn rows_body<const N: usize, const KERNEL: u8>(
     let read_ahead_of = |from: usize, to: usize| {
         let end = (to * lines * 64).min(ahead.len());
         for at in (from * lines * 64..end).step_by(64) {
-            prefetch_ahead(ahead.as_ptr(), at);
+            prefetch_ahead_into(ahead.as_ptr(), at, L1);
         }
     };
     let mut cursor = Cursor::new(shape, start);
