@@ -322,7 +322,10 @@ impl Job<'_> {
 
     /// Reduces the rows `q0..q1` (in index order) of the reduced dimensions `reduced` for the
     /// `lanes` outputs `stride` elements apart whose first row starts at `base`, leaving their
-    /// keys and indices in `state`.
+    /// keys and indices in `state`. Contiguous outputs with a vector kernel keep their maxima
+    /// running from chunk to chunk ([`Self::fold_walk_running`]); other outputs, and any
+    /// range where a NaN is met, merge each chunk's maxima into the running keys
+    /// ([`fold_rows`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn fold_walk<T: Lanes, const LAST: bool>(
         &self,
