@@ -386,12 +386,8 @@ pub(crate) fn prefetch_ahead(p: *const u8, distance: usize) {
 }
 
 /// [`prefetch_ahead`] into the L1 cache (`prefetcht0`): for lines read within a few hundred
-/// nanoseconds, as the ArgMax row fold reads each of a group's rows 2 KiB behind its
-/// prefetches (seven rows, 14 KiB in flight). One AMD EPYC core (Zen 5), libraries
-/// alternated, medians of 16–40, against `prefetcht1`: UINT8 `{4096,16384}` over axis 0
-/// 2.42 → 2.35 ms, FLOAT16 5.08 → 4.42, FLOAT32 8.59 → 8.25, INT32 8.70 → 8.43 (two threads
-/// 2–7 % too), INT64 `[344, 4545, 8]` over axis 1 5.04 → 4.46, UINT8 `[150000, 300]` over
-/// axis 0 1.86 → 1.44, FLOAT32 `{64}^4` axes 2,3 1.81 → 1.74.
+/// nanoseconds, as the ArgMax row fold reads each of a group's long rows 2 KiB behind its
+/// prefetches (seven rows, 14 KiB in flight): see `argmax::kernels::long_fold_rows`.
 #[inline(always)]
 pub(crate) fn prefetch_ahead_l1(p: *const u8, distance: usize) {
     #[cfg(target_arch = "x86_64")]

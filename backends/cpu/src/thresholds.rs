@@ -36,7 +36,7 @@ pub const ARGMAX_SHORT_RUN_BYTES: usize = 512;
 /// help (21.7 ms).
 pub const ARGMAX_RUN_PREFETCH_BYTES: usize = 4096;
 
-/// ArgMax row folds: how far ahead in each of a group's rows the fold prefetches (into L1) as
+/// ArgMax row folds: how far ahead in each of a group's rows the fold prefetches (into L2) as
 /// it reads them, past the end of the tail too. A group reads its rows side by side, more
 /// streams than the hardware prefetcher follows well: one AMD EPYC core, dev bench medians,
 /// FLOAT32 {4096,16384} axis 0 11.9 → 10.5 ms, FLOAT16 6.2 → 5.0 ms, padded rank 5 axes 1,3
@@ -44,8 +44,9 @@ pub const ARGMAX_RUN_PREFETCH_BYTES: usize = 4096;
 pub const ARGMAX_FOLD_PREFETCH_BYTES: usize = 4096;
 
 /// ... and in rows of at least twice this many bytes (the prefetch then stays inside the row),
-/// this far ahead instead. One AMD EPYC core (Zen 5, AVX-512), one binary reading the distance
-/// from the environment, medians of 20 calls, two sweeps: FLOAT32 {4096,16384} axis 0
+/// this far ahead instead, into L1 (`kernels::long_fold_rows`). One AMD EPYC core (Zen 5,
+/// AVX-512), one binary reading the distance from the environment, medians of 20 calls, two
+/// sweeps: FLOAT32 {4096,16384} axis 0
 /// 10.0–12.1 → 9.3–9.6 ms, INT32 9.5–9.6 → 8.9–9.0, UINT8 2.6–2.8 → 2.4, transposed view
 /// axis 1 9.8–10.0 → 9.4, FLOAT32 {64}^4 axes 1,3 2.3 → 2.1–2.2; FLOAT16 axis 0 mixed (4.9 and
 /// 4.1 → 4.7 and 4.6). Rows of 240 bytes (padded
