@@ -418,7 +418,7 @@ row_kernel!(
 /// at most a quarter nonzero, where it was faster; elsewhere into L2.
 ///
 /// AMD EPYC (Zen 5), libraries alternated, medians of 14–30, UINT8 `[3, 10, 1000, 1000]`, one
-/// thread, at 5 %: 1.60–1.78 → 1.50–1.67 ms back to back, 1.79–1.97 → 1.66–1.85 after another
+/// thread, at 5 %: 1.60–1.78 → 1.50–1.67 ms back to back, 1.78–2.07 → 1.72–2.03 after another
 /// call (the bandwidth probe's, ONNX Runtime's, numpy's); two threads 1.00 → 0.99. At 50 %
 /// 1–3 % slower (7.43–7.80 → 7.67–8.01), at 90 % 1 %, hence the density. FLOAT32 went both
 /// ways (5 %: one thread 4.72 → 4.66, two 2.75 → 2.83; 50 % 9.43 → 9.57), so wider elements
