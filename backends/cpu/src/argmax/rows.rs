@@ -408,10 +408,10 @@ impl Job<'_> {
         q1: usize,
         state: &mut RowsState<T::Key>,
     ) -> bool {
-        if !can_fold_running::<T>(self.isa, state.index.len()) {
+        let total = q1 - q0;
+        if total == 0 || !can_fold_running::<T>(self.isa, state.index.len()) {
             return false;
         }
-        let total = q1 - q0;
         let chunk = total.div_ceil(total.div_ceil(RUNNING_CHUNK_ROWS)).max(1);
         // One reduced dimension: the rows' indices step evenly.
         let step = match reduced {
