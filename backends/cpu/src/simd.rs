@@ -374,41 +374,29 @@ impl<'o> LineStreamer<'o> {
 /// AMD Zen 4 `prefetcht0` was 2–8 % faster on those rows, less than that loss.
 #[inline(always)]
 pub(crate) fn prefetch_ahead(p: *const u8, distance: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch has no architectural effect, whatever the address; SSE is part of the
-    // x86-64 baseline.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-        _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(distance).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, distance);
+    prefetch_ahead_into(p, distance, false);
 }
 
-/// [`prefetch_ahead`] into the L1 cache (`prefetcht0`): for lines read within a few hundred
-/// nanoseconds, as the ArgMax row fold reads each of a group's long rows 2 KiB behind its
-/// prefetches (seven rows, 14 KiB in flight): see `argmax::kernels::long_fold_rows`.
-#[inline(always)]
-pub(crate) fn prefetch_ahead_l1(p: *const u8, distance: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch has no architectural effect, whatever the address; SSE is part of the
-    // x86-64 baseline.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(distance).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, distance);
-}
-
-/// [`prefetch_ahead_l1`] when `into_l1`, else [`prefetch_ahead`].
+/// [`prefetch_ahead`], into the L1 cache (`prefetcht0`) instead when `into_l1`: for lines read
+/// within a few hundred nanoseconds, as the ArgMax row fold reads each of a group's long rows
+/// 2 KiB behind its prefetches (seven rows, 14 KiB in flight): see
+/// `argmax::kernels::long_fold_rows`.
 #[inline(always)]
 pub(crate) fn prefetch_ahead_into(p: *const u8, distance: usize, into_l1: bool) {
-    if into_l1 {
-        prefetch_ahead_l1(p, distance);
-    } else {
-        prefetch_ahead(p, distance);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch has no architectural effect, whatever the address; SSE is part of the
+    // x86-64 baseline.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        let at = p.wrapping_add(distance).cast();
+        if into_l1 {
+            _mm_prefetch::<_MM_HINT_T0>(at);
+        } else {
+            _mm_prefetch::<_MM_HINT_T1>(at);
+        }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, distance, into_l1);
 }
 
 /// Prefetches ([`prefetch_ahead`]) the `lines` cache lines `ahead` bytes past `group` (the

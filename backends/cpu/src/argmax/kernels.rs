@@ -2141,22 +2141,36 @@ mod tests {
         check_run_alignment::<f64>(0.0, 1e300);
     }
 
+    /// The plain fold of `rows` (`lanes` elements each, stride 1) by exact keys: each output's
+    /// greatest key and the index of its first (with `last`, last) row holding it, from keys
+    /// `MIN_KEY` and indices `start`.
+    fn reference_fold<T: Lanes>(
+        lanes: usize,
+        rows: &[Row],
+        bytes: &[u8],
+        last: bool,
+        start: u32,
+    ) -> (Vec<T::Key>, Vec<u32>) {
+        let mut keys = vec![T::MIN_KEY; lanes];
+        let mut index = vec![start; lanes];
+        for &(offset, at) in rows {
+            for e in 0..lanes {
+                let k = T::read(&bytes[(offset + e) * T::SIZE..]).key();
+                if k > keys[e] || (last && k == keys[e]) {
+                    keys[e] = k;
+                    index[e] = at;
+                }
+            }
+        }
+        (keys, index)
+    }
+
     /// [`fold_rows`] on `rows` rows of `lanes` elements (stride 1), against the plain fold.
     fn check_fold<T: Lanes>(lanes: usize, rows: usize, bytes: &[u8]) {
         let row_list: Vec<Row> = (0..rows).map(|r| (r * lanes, 10 + 3 * r as u32)).collect();
         for last in [false, true] {
-            let mut expected_keys = vec![T::MIN_KEY; lanes];
-            let mut expected_index = vec![7u32; lanes];
-            for (r, &(offset, at)) in row_list.iter().enumerate() {
-                let _ = r;
-                for e in 0..lanes {
-                    let k = T::read(&bytes[(offset + e) * T::SIZE..]).key();
-                    if k > expected_keys[e] || (last && k == expected_keys[e]) {
-                        expected_keys[e] = k;
-                        expected_index[e] = at;
-                    }
-                }
-            }
+            let (expected_keys, expected_index) =
+                reference_fold::<T>(lanes, &row_list, bytes, last, 7);
             for isa in Isa::available() {
                 let mut keys = vec![T::MIN_KEY; lanes];
                 let mut index = vec![7u32; lanes];
@@ -2210,17 +2224,7 @@ mod tests {
     /// (as `fold_walk` starts it).
     fn check_running_fold<T: Lanes>(lanes: usize, rows: &[Row], bytes: &[u8], last: bool) {
         let first = rows[0].1;
-        let mut expected_keys = vec![T::MIN_KEY; lanes];
-        let mut expected_index = vec![first; lanes];
-        for &(offset, at) in rows {
-            for e in 0..lanes {
-                let k = T::read(&bytes[(offset + e) * T::SIZE..]).key();
-                if k > expected_keys[e] || (last && k == expected_keys[e]) {
-                    expected_keys[e] = k;
-                    expected_index[e] = at;
-                }
-            }
-        }
+        let (expected_keys, expected_index) = reference_fold::<T>(lanes, rows, bytes, last, first);
         let has_nan = T::CAN_NAN && (0..rows.len() * lanes).any(|i| is_nan_bits::<T>(bytes, i));
         for isa in Isa::available() {
             for (chunk, step) in [(RUNNING_CHUNK_ROWS, Some(3)), (7, None), (1, Some(3))] {

@@ -334,7 +334,7 @@ fn dispatch<const N: usize>(
 ) {
     // SAFETY (each arm): `RowKernel::for_isa` gives a kernel only when the CPU has every
     // feature its function enables (the AVX-512 ones come from `Isa::Avx512`: F and BW).
-    let lines = ahead.len().div_ceil(64 * words.len().max(1));
+    let lines = read_ahead_lines(ahead, words);
     let into_l1 = read_ahead_into_l1(lines, out.len() / (4 * N), 64 * words.len());
     match kernel {
         #[cfg(target_arch = "x86_64")]
@@ -412,6 +412,12 @@ row_kernel!(
     "avx512f,avx512bw,avx512vbmi2,avx2,popcnt,bmi1"
 );
 
+/// Cache lines of the read-ahead `ahead` per word of `words`: whole lines, so that a word's
+/// prefetches are a short loop with no slicing (one line for 1-byte elements).
+fn read_ahead_lines(ahead: &[u8], words: &[u64]) -> usize {
+    ahead.len().div_ceil(64 * words.len().max(1))
+}
+
 /// Whether the read-ahead of the next chunk goes into L1 (`prefetcht0`), for a chunk of
 /// `elements` elements holding `rows` nonzero ones whose words each read `lines` cache lines
 /// ahead: with the AVX-512 row kernels on AMD CPUs, for one-byte elements (one line a word)
@@ -441,9 +447,7 @@ fn rows_body<const N: usize, const KERNEL: u8, const L1: bool>(
     stream: bool,
     ahead: &[u8],
 ) {
-    // Whole cache lines of `ahead` per word, so that a word's prefetches are a short loop
-    // with no slicing (one line for 1-byte elements).
-    let lines = ahead.len().div_ceil(64 * words.len().max(1));
+    let lines = read_ahead_lines(ahead, words);
     let stride = 64 * lines;
     // The first line out of the loop, and the stride multiplied once: in the kernels' loops
     // the read-ahead of a word of UINT8 took 18 instructions so, 8 now, and UINT8
