@@ -1697,11 +1697,12 @@ pub(crate) unsafe fn fold_rows_body<
 /// later or, in another item's memory, not soon: those stay in L2 (`prefetcht1`). On this AMD
 /// EPYC (Zen 5), medians of 16–40, libraries alternated, `prefetcht0` against `prefetcht1`:
 /// UINT8 `{4096,16384}` over axis 0 2.42 → 2.35 ms, FLOAT16 5.08 → 4.42, FLOAT32 8.59 → 8.25,
-/// INT32 8.70 → 8.43 (two threads 2–7 % faster); for every row length, INT32
-/// `[38143, 10, 10, 1, 1]` permuted over axis 4 (one row per item) went 1.13 → 1.83 ms, while
-/// rows of 64–300 bytes over thousands of rows gained (INT64 `[344, 4545, 8]` axis 1 5.04 →
-/// 4.46, UINT8 `[150000, 300]` axis 0 1.86 → 1.44): they keep L2 all the same, as one rule
-/// for short rows.
+/// INT32 8.70 → 8.43 (two threads 2–7 % faster). Short rows read over thousands of rows
+/// gained too (INT64 `[344, 4545, 8]` axis 1 5.04 → 4.46, UINT8 `[150000, 300]` axis 0 1.86 →
+/// 1.44); they were kept in L2 for a slowdown (INT32 `[38143, 10, 10, 1, 1]` permuted over
+/// axis 4, 1.13 → 1.83 ms) that perf later showed in `dispatch_output`, not in this fold: that
+/// row takes no fold and moves between 1.05 and 1.9 ms from run to run. Short rows into L1
+/// are to be measured again.
 #[cfg(target_arch = "x86_64")]
 fn long_fold_rows(row_bytes: usize) -> bool {
     row_bytes >= 2 * ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES
