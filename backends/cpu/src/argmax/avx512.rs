@@ -852,14 +852,14 @@ unsafe fn locate_in_block<T: Lanes, const LAST: bool>(
 /// `data`; `rows_of` as long as `values`, at least 64 bytes; at most `CHUNK_ROWS` rows.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-pub(crate) unsafe fn fold_rows_avx512<T: Lanes, const LAST: bool, const LONG: bool>(
+pub(crate) unsafe fn fold_rows_avx512<T: Lanes, const LAST: bool, const INTO_L1: bool>(
     data: &[u8],
     rows: &[Row],
     values: &mut [u8],
     rows_of: &mut [u8],
     start: FoldStart,
 ) -> bool {
-    fold_rows_body::<T, LAST, Avx512Fold, LONG>(data, rows, values, rows_of, start)
+    fold_rows_body::<T, LAST, Avx512Fold, INTO_L1>(data, rows, values, rows_of, start)
 }
 
 /// After a running row fold (`kernels::fold_rows_running`) over rows whose reduced indices

@@ -608,8 +608,8 @@ unsafe fn fold_rows_wide<T: Lanes, const LAST: bool>(
     rows_of: &mut [u8],
     start: FoldStart,
 ) -> bool {
-    let long = long_fold_rows(values.len());
-    match (isa == Isa::Avx512 && values.len() >= 64, long) {
+    let into_l1 = fold_prefetch_into_l1(values.len());
+    match (isa == Isa::Avx512 && values.len() >= 64, into_l1) {
         // SAFETY (both AVX-512 arms): `Isa::Avx512` is only chosen when the CPU has AVX-512 F
         // and BW; the rest is the caller's.
         (true, true) => {
@@ -1545,7 +1545,7 @@ fn row_group<T: Lanes, W: FoldVectors>() -> usize {
 /// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the
 /// number of the row it came from (the first or, with `LAST`, the last such row). Returns
 /// false when a NaN was met (the results are then meaningless). Each row is prefetched
-/// [`fold_prefetch_bytes`] ahead as it is read, into L1 when `LONG` ([`long_fold_rows`]),
+/// [`fold_prefetch_bytes`] ahead as it is read, into L1 when `INTO_L1` ([`fold_prefetch_into_l1`]),
 /// else into L2.
 ///
 /// # Safety
@@ -1553,14 +1553,14 @@ fn row_group<T: Lanes, W: FoldVectors>() -> usize {
 /// `rows_of` as long as `values`, at least 32 bytes; at most [`CHUNK_ROWS`] rows.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fold_rows_avx2<T: Lanes, const LAST: bool, const LONG: bool>(
+unsafe fn fold_rows_avx2<T: Lanes, const LAST: bool, const INTO_L1: bool>(
     data: &[u8],
     rows: &[Row],
     values: &mut [u8],
     rows_of: &mut [u8],
     start: FoldStart,
 ) -> bool {
-    fold_rows_body::<T, LAST, Avx2Fold, LONG>(data, rows, values, rows_of, start)
+    fold_rows_body::<T, LAST, Avx2Fold, INTO_L1>(data, rows, values, rows_of, start)
 }
 
 /// [`fold_rows_avx2`] for rows of `bytes` < 32 bytes: one vector per row, read from the row's
@@ -1612,7 +1612,7 @@ pub(crate) unsafe fn fold_rows_body<
     T: Lanes,
     const LAST: bool,
     W: FoldVectors,
-    const LONG: bool,
+    const INTO_L1: bool,
 >(
     data: &[u8],
     rows: &[Row],
@@ -1657,8 +1657,14 @@ pub(crate) unsafe fn fold_rows_body<
             let (o1, o2) = (at(j), at((j + 1).min(vectors - 1)));
             if o1 == o2 {
                 let (starts, numbers) = (&starts[..group], &numbers[..group]);
-                nans =
-                    fold_one_vector::<T, LAST, W, LONG>(starts, numbers, (vp, rp), o1, ahead, nans);
+                nans = fold_one_vector::<T, LAST, W, INTO_L1>(
+                    starts,
+                    numbers,
+                    (vp, rp),
+                    o1,
+                    ahead,
+                    nans,
+                );
                 continue;
             }
             let mut value1 = W::load_raw(vp.add(o1));
@@ -1667,9 +1673,9 @@ pub(crate) unsafe fn fold_rows_body<
             let mut row2 = W::load_raw(rp.add(o2));
             for k in 0..group {
                 // One prefetch per line: a 64-byte vector takes one of its own.
-                prefetch_ahead_into(starts[k].add(o1), ahead, LONG);
+                prefetch_ahead_into(starts[k].add(o1), ahead, INTO_L1);
                 if W::BYTES >= 64 {
-                    prefetch_ahead_into(starts[k].add(o2), ahead, LONG);
+                    prefetch_ahead_into(starts[k].add(o2), ahead, INTO_L1);
                 }
                 let (v1, v2) = (
                     W::load::<T>(starts[k].add(o1)),
@@ -1692,20 +1698,28 @@ pub(crate) unsafe fn fold_rows_body<
 }
 
 /// Whether rows of `row_bytes` bytes are long for [`fold_rows_body`]: its prefetches then stay
-/// inside the rows being folded, [`ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES`] ahead, and go into L1
-/// (`prefetcht0`, its const `LONG`). A short row's prefetch lands in the rows after it, read
-/// later or, in another item's memory, not soon: those stay in L2 (`prefetcht1`). On this AMD
-/// EPYC (Zen 5), medians of 16–40, libraries alternated, `prefetcht0` against `prefetcht1`:
-/// UINT8 `{4096,16384}` over axis 0 2.42 → 2.35 ms, FLOAT16 5.08 → 4.42, FLOAT32 8.59 → 8.25,
-/// INT32 8.70 → 8.43 (two threads 2–7 % faster). Short rows read over thousands of rows
-/// gained too (INT64 `[344, 4545, 8]` axis 1 5.04 → 4.46, UINT8 `[150000, 300]` axis 0 1.86 →
-/// 1.44); they were kept in L2 for a slowdown (INT32 `[38143, 10, 10, 1, 1]` permuted over
-/// axis 4, 1.13 → 1.83 ms) that perf later showed in `dispatch_output`, not in this fold: that
-/// row takes no fold and moves between 1.05 and 1.9 ms from run to run. Short rows into L1
-/// are to be measured again.
+/// inside the rows being folded, [`ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES`] ahead. A short row's
+/// prefetch lands in the rows after it, read later or, in another item's memory, not soon.
 #[cfg(target_arch = "x86_64")]
 fn long_fold_rows(row_bytes: usize) -> bool {
     row_bytes >= 2 * ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES
+}
+
+/// Whether [`fold_rows_body`] prefetches rows of `row_bytes` bytes into L1 (`prefetcht0`, its
+/// const `INTO_L1`) rather than L2 (`prefetcht1`): long rows ([`long_fold_rows`]) on AMD Zen 5
+/// only. There, medians of 16–40, libraries alternated, L1 against L2: UINT8 `{4096,16384}`
+/// over axis 0 2.42 → 2.35 ms, FLOAT16 5.08 → 4.42, FLOAT32 8.59 → 8.25, INT32 8.70 → 8.43 (two
+/// threads 2–7 % faster). On an AMD EPYC Zen 4 core (family 19h, 32 KiB L1D) the same
+/// prefetches into L1 were ruinous: L2 against L1, medians of 24–30 calls in alternating
+/// processes, UINT8 3.98 → 2.63 ms, FLOAT16 9.03 → 4.57, FLOAT32 17.2 → 9.95 (with 5 rows per
+/// group instead of 7, L1 still 4.11 against 2.89: not the 8-way sets alone). Other CPUs keep
+/// L2, as every machine did before round 37. Short rows stay in L2 everywhere: on Zen 5 L1
+/// gained on some (INT64 `[344, 4545, 8]` axis 1 5.04 → 4.46 ms, UINT8 `[150000, 300]` axis 0
+/// 1.86 → 1.44), but the slowdown that kept them out (INT32 `[38143, 10, 10, 1, 1]` permuted
+/// over axis 4) was noise of a row that takes no fold, and they were not measured again there.
+#[cfg(target_arch = "x86_64")]
+fn fold_prefetch_into_l1(row_bytes: usize) -> bool {
+    long_fold_rows(row_bytes) && crate::simd::amd_zen5()
 }
 
 /// How far ahead [`fold_rows_body`] prefetches in rows of `row_bytes` bytes:
@@ -1730,7 +1744,7 @@ fn fold_prefetch_bytes(row_bytes: usize) -> usize {
 /// As [`fold_rows_body`], `o + W::BYTES` within each row and the lanes.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn fold_one_vector<T: Lanes, const LAST: bool, W: FoldVectors, const LONG: bool>(
+unsafe fn fold_one_vector<T: Lanes, const LAST: bool, W: FoldVectors, const INTO_L1: bool>(
     starts: &[*const u8],
     numbers: &[W::V],
     (vp, rp): (*mut u8, *mut u8),
@@ -1741,7 +1755,7 @@ unsafe fn fold_one_vector<T: Lanes, const LAST: bool, W: FoldVectors, const LONG
     let mut value = W::load_raw(vp.add(o));
     let mut row = W::load_raw(rp.add(o));
     for (&start, &number) in starts.iter().zip(numbers) {
-        prefetch_ahead_into(start.add(o), ahead, LONG);
+        prefetch_ahead_into(start.add(o), ahead, INTO_L1);
         let v = W::load::<T>(start.add(o));
         W::fold::<T, LAST>(&mut value, &mut row, v, number);
         if T::CAN_NAN {
