@@ -103,6 +103,15 @@ pub(crate) fn amd_zen5() -> bool {
     *ZEN5.get_or_init(|| amd_cpu() && cpu_family() == Some(0x1A))
 }
 
+/// True on AMD family 19h (Zen 3 and Zen 4), read once as [`amd_cpu`] is. With AVX-512 (Zen 4
+/// only) NonZeroCoordinates' masks pass prefetches wide elements even where the rows read them
+/// ahead ([`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`](crate::thresholds::NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES)).
+#[inline]
+pub(crate) fn amd_family_19h() -> bool {
+    static FAMILY_19H: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FAMILY_19H.get_or_init(|| amd_cpu() && cpu_family() == Some(0x19))
+}
+
 /// The CPU's family from CPUID leaf 1 (base family, plus the extended family when the base is
 /// 0Fh), or `None` off x86-64.
 fn cpu_family() -> Option<u32> {
@@ -649,6 +658,7 @@ mod tests {
         let family: u32 = family.parse().expect("cpuinfo's cpu family is a number");
         assert_eq!(cpu_family(), Some(family));
         assert_eq!(amd_zen5(), amd_cpu() && family == 0x1A);
+        assert_eq!(amd_family_19h(), amd_cpu() && family == 0x19);
     }
 
     #[test]

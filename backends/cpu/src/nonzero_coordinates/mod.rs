@@ -47,11 +47,14 @@ mod tests;
 
 use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
-use crate::simd::{amd_cpu, amd_zen5, nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES};
+use crate::simd::{
+    amd_cpu, amd_family_19h, amd_zen5, nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES,
+};
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
     NONZERO_AMD_STREAM_MAX_SHARE, NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER,
     NONZERO_MASK_PREFETCH_BYTES, NONZERO_NARROW_ELEMENT_BYTES, NONZERO_READ_AHEAD_BYTES,
+    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES,
     NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
 };
 use emit::{RowKernel, RowShape, MAX_N};
@@ -91,6 +94,10 @@ struct Tuning {
     /// elements is at most this write their rows in place: `[one worker, several]`
     /// ([`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`] on AMD Zen 5 with AVX-512, else none).
     narrow_in_place_density: [f64; 2],
+    /// How far ahead (bytes) the masks pass prefetches a chunk of elements of at least
+    /// [`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES`] that the rows before it read
+    /// ahead already ([`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`] on AMD Zen 4, else 0: not again).
+    mask_prefetch_again: usize,
 }
 
 /// What decides whether one chunk streams its rows ([`Tuning::chunk_streams`]).
@@ -126,6 +133,21 @@ impl Tuning {
             } else {
                 [-1.0; 2]
             },
+            mask_prefetch_again: if isa == Isa::Avx512 && amd_family_19h() {
+                NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES
+            } else {
+                0
+            },
+        }
+    }
+
+    /// How far ahead the masks pass prefetches a chunk of `T` that the rows before it read
+    /// ahead ([`Tuning::mask_prefetch_again`] for wide enough elements, else 0).
+    fn mask_prefetch_again<T: Zero>(&self) -> usize {
+        if T::SIZE >= NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES {
+            self.mask_prefetch_again
+        } else {
+            0
         }
     }
 
@@ -456,6 +478,8 @@ impl Job<'_> {
         } else {
             0
         };
+        // A chunk the rows read ahead: not again, but where that read-ahead falls behind.
+        let again = self.tuning.mask_prefetch_again::<T>();
         let mut ahead = unprefetched;
         loop {
             let (start, end) = range(c);
@@ -490,7 +514,7 @@ impl Job<'_> {
             };
             // A chunk guessed right was prefetched while the rows were written (a strided
             // input is not prefetched at all).
-            ahead = if next == guess { 0 } else { unprefetched };
+            ahead = if next == guess { again } else { unprefetched };
             c = next;
         }
     }

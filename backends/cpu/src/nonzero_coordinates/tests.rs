@@ -615,6 +615,8 @@ fn tunings() -> Vec<Tuning> {
                 stream_min: 0,
                 stream_share: f64::INFINITY,
                 narrow_in_place_density: [-1.0; 2],
+                // Chunks read ahead are prefetched again by the masks pass (wide elements).
+                mask_prefetch_again: 256,
             };
             for chunk in [64, 192, 4096] {
                 all.push(Tuning { chunk, ..forced });
@@ -1093,6 +1095,25 @@ fn a_chunk_streams_its_rows_only_within_the_share() {
         ..Tuning::new(Isa::Portable)
     };
     assert!(unlimited.chunk_streams(true, load(1 << 36, 1, 4, false)));
+}
+
+#[test]
+fn the_masks_pass_prefetches_again_only_wide_elements() {
+    let tuning = Tuning {
+        mask_prefetch_again: 4096,
+        ..Tuning::new(Isa::Portable)
+    };
+    assert_eq!(tuning.mask_prefetch_again::<u8>(), 0);
+    assert_eq!(tuning.mask_prefetch_again::<f16>(), 0);
+    assert_eq!(tuning.mask_prefetch_again::<f32>(), 4096);
+    assert_eq!(tuning.mask_prefetch_again::<u64>(), 4096);
+    // Only AMD Zen 4 (family 19h, with AVX-512) prefetches again.
+    assert_eq!(Tuning::new(Isa::Portable).mask_prefetch_again, 0);
+    assert_eq!(Tuning::new(Isa::Avx2).mask_prefetch_again, 0);
+    assert_eq!(
+        Tuning::new(Isa::Avx512).mask_prefetch_again > 0,
+        crate::simd::amd_family_19h()
+    );
 }
 
 #[test]
