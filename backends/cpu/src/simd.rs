@@ -104,8 +104,10 @@ pub(crate) fn amd_zen5() -> bool {
 }
 
 /// True on AMD family 19h (Zen 3 and Zen 4), read once as [`amd_cpu`] is. With AVX-512 (Zen 4
-/// only) NonZeroCoordinates' masks pass prefetches wide elements even where the rows read them
-/// ahead ([`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`](crate::thresholds::NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES)).
+/// only) NonZeroCoordinates writes one-byte elements' rows in place
+/// ([`NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY`](crate::thresholds::NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY))
+/// and its masks pass prefetches wide elements even where the rows read them ahead
+/// ([`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`](crate::thresholds::NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES)).
 #[inline]
 pub(crate) fn amd_family_19h() -> bool {
     static FAMILY_19H: std::sync::OnceLock<bool> = std::sync::OnceLock::new();

@@ -200,7 +200,7 @@ pub const NONZERO_STAGE_BYTES: usize = 512;
 pub const NONZERO_AMD_STREAM_MAX_SHARE: f64 = 0.25;
 
 /// NonZeroCoordinates on AMD family 1Ah (Zen 5, with AVX-512): chunks of elements of at most
-/// [`NONZERO_NARROW_ELEMENT_BYTES`] with at most this share of nonzero elements write their
+/// [`NONZERO_ZEN5_NARROW_ELEMENT_BYTES`] with at most this share of nonzero elements write their
 /// rows in place rather than streaming them; `[one worker, several workers]`. There one core
 /// streamed these rows at about 19 GB/s, a core's rows written in place cost about half that
 /// per byte, and wider elements, whose reading takes longer, hid the streaming. An input of
@@ -217,7 +217,22 @@ pub const NONZERO_AMD_STREAM_MAX_SHARE: f64 = 0.25;
 pub const NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY: [f64; 2] = [0.3, 0.1];
 
 /// NonZeroCoordinates: the widest elements [`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`] applies to.
-pub const NONZERO_NARROW_ELEMENT_BYTES: usize = 2;
+pub const NONZERO_ZEN5_NARROW_ELEMENT_BYTES: usize = 2;
+
+/// NonZeroCoordinates on AMD Zen 4 (family 19h with AVX-512): as
+/// [`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`], for elements of at most
+/// [`NONZERO_ZEN4_NARROW_ELEMENT_BYTES`]: one-byte elements write their rows in place at every
+/// density, on one worker or several. An input of `[3, 10, 1000, 1000]`, medians of 15–30
+/// calls in alternating processes, streamed → in place (ms): one thread UINT8 2 % 2.73 → 2.36,
+/// 5 % 3.37 → 2.38, 20 % 7.9 → 5.9, 50 % 14.7 → 10.9, 90 % 23.0 → 18.2; two threads 5 % 1.69 →
+/// 1.34, 50 % 9.9 → 9.2, 90 % 17.0 → 16.4. Counting the write-back of the rows left dirty in
+/// the cache (a 96 MB read after each call), one thread 5 % 6.78 → 6.29, 50 % 17.7 → 14.1.
+/// FLOAT16 lost at 5 % (3.59 → 4.97) and FLOAT32 at 5 % and 50 % (8.3 → 9.4, 16.5 → 17.8):
+/// they stream, as tuned in rounds 11–18.
+pub const NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY: [f64; 2] = [1.0, 1.0];
+
+/// NonZeroCoordinates: the widest elements [`NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY`] applies to.
+pub const NONZERO_ZEN4_NARROW_ELEMENT_BYTES: usize = 1;
 
 /// OneHot: bytes of output filled at a time in a buffer before they are streamed out (outputs
 /// of at least [`STREAM_MIN_BYTES`]).

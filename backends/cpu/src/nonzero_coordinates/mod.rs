@@ -53,8 +53,9 @@ use crate::simd::{
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
     NONZERO_AMD_STREAM_MAX_SHARE, NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER,
-    NONZERO_MASK_PREFETCH_BYTES, NONZERO_NARROW_ELEMENT_BYTES, NONZERO_READ_AHEAD_BYTES,
-    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES,
+    NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES,
+    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
+    NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY, NONZERO_ZEN5_NARROW_ELEMENT_BYTES,
     NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
 };
 use emit::{RowKernel, RowShape, MAX_N};
@@ -90,14 +91,41 @@ struct Tuning {
     /// its rows in place ([`NONZERO_AMD_STREAM_MAX_SHARE`] on AMD CPUs without AVX-512, else
     /// no limit).
     stream_share: f64,
-    /// Chunks of elements of at most [`NONZERO_NARROW_ELEMENT_BYTES`] whose share of nonzero
-    /// elements is at most this write their rows in place: `[one worker, several]`
-    /// ([`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`] on AMD Zen 5 with AVX-512, else none).
+    /// Chunks of elements of at most `narrow_element_bytes` whose share of nonzero elements is
+    /// at most this write their rows in place: `[one worker, several]`
+    /// ([`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`] on AMD Zen 5 with AVX-512,
+    /// [`NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY`] on Zen 4, else none).
     narrow_in_place_density: [f64; 2],
+    /// The widest elements `narrow_in_place_density` applies to.
+    narrow_element_bytes: usize,
     /// How far ahead (bytes) the masks pass prefetches a chunk of elements of at least
     /// [`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES`] that the rows before it read
     /// ahead already ([`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`] on AMD Zen 4, else 0: not again).
     mask_prefetch_again: usize,
+}
+
+/// The AMD cores with AVX-512 whose NonZeroCoordinates thresholds differ from the others'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Zen {
+    /// Family 19h with AVX-512.
+    Four,
+    /// Family 1Ah.
+    Five,
+}
+
+impl Zen {
+    /// Which of them runs the kernels of `isa`: only `Isa::Avx512` runs their tuning.
+    fn of(isa: Isa) -> Option<Zen> {
+        if isa != Isa::Avx512 {
+            None
+        } else if amd_zen5() {
+            Some(Zen::Five)
+        } else if amd_family_19h() {
+            Some(Zen::Four)
+        } else {
+            None
+        }
+    }
 }
 
 /// What decides whether one chunk streams its rows ([`Tuning::chunk_streams`]).
@@ -128,12 +156,17 @@ impl Tuning {
             } else {
                 f64::INFINITY
             },
-            narrow_in_place_density: if isa == Isa::Avx512 && amd_zen5() {
-                NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY
-            } else {
-                [-1.0; 2]
+            narrow_in_place_density: match Zen::of(isa) {
+                Some(Zen::Five) => NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
+                Some(Zen::Four) => NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
+                None => [-1.0; 2],
             },
-            mask_prefetch_again: if isa == Isa::Avx512 && amd_family_19h() {
+            narrow_element_bytes: match Zen::of(isa) {
+                Some(Zen::Five) => NONZERO_ZEN5_NARROW_ELEMENT_BYTES,
+                Some(Zen::Four) => NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
+                None => 0,
+            },
+            mask_prefetch_again: if Zen::of(isa) == Some(Zen::Four) {
                 NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES
             } else {
                 0
@@ -154,7 +187,7 @@ impl Tuning {
     /// Whether a chunk streams its rows out, in a pass that streams (`pass_streams`).
     fn chunk_streams(&self, pass_streams: bool, chunk: ChunkLoad) -> bool {
         let density = chunk.rows as f64 / chunk.elements.max(1) as f64;
-        let narrow_in_place = chunk.element_bytes <= NONZERO_NARROW_ELEMENT_BYTES
+        let narrow_in_place = chunk.element_bytes <= self.narrow_element_bytes
             && density <= self.narrow_in_place_density[usize::from(chunk.shared)];
         pass_streams
             && !narrow_in_place

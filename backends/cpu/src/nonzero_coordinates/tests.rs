@@ -505,6 +505,7 @@ use super::emit::RowKernel;
 use super::{run_with, ChunkLoad, Tuning};
 use crate::simd::Isa;
 use crate::test_tensors::poisoned;
+use crate::thresholds::{NONZERO_ZEN4_NARROW_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY};
 
 /// An element type with a way to draw zero and nonzero values and to tell them apart
 /// (independently of the kernel's own `Zero`).
@@ -615,6 +616,7 @@ fn tunings() -> Vec<Tuning> {
                 stream_min: 0,
                 stream_share: f64::INFINITY,
                 narrow_in_place_density: [-1.0; 2],
+                narrow_element_bytes: 0,
                 // Chunks read ahead are prefetched again by the masks pass (wide elements).
                 mask_prefetch_again: 256,
             };
@@ -629,6 +631,7 @@ fn tunings() -> Vec<Tuning> {
             // Sparse chunks of narrow elements in place, the others streamed, in one output.
             all.push(Tuning {
                 narrow_in_place_density: [0.3, 0.3],
+                narrow_element_bytes: 2,
                 ..forced
             });
             // One worker.
@@ -1121,6 +1124,7 @@ fn sparse_chunks_of_narrow_elements_write_in_place_within_their_density() {
     let tuning = Tuning {
         stream_share: f64::INFINITY,
         narrow_in_place_density: [0.3, 0.1],
+        narrow_element_bytes: 2,
         ..Tuning::new(Isa::Portable)
     };
     // One worker: 30 % and less in place, for 1- and 2-byte elements only.
@@ -1136,7 +1140,22 @@ fn sparse_chunks_of_narrow_elements_write_in_place_within_their_density() {
 }
 
 #[test]
-fn the_thresholds_write_narrow_rows_in_place_only_on_zen_5_with_avx512() {
+fn zen_4_writes_one_byte_rows_in_place_at_any_density() {
+    let tuning = Tuning {
+        stream_share: f64::INFINITY,
+        narrow_in_place_density: NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
+        narrow_element_bytes: NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
+        ..Tuning::new(Isa::Portable)
+    };
+    for shared in [false, true] {
+        assert!(!tuning.chunk_streams(true, load(1, 100, 1, shared)));
+        assert!(!tuning.chunk_streams(true, load(100, 100, 1, shared)));
+        assert!(tuning.chunk_streams(true, load(5, 100, 2, shared)));
+    }
+}
+
+#[test]
+fn the_thresholds_write_narrow_rows_in_place_only_on_zen_4_and_5_with_avx512() {
     for isa in Isa::available() {
         let tuning = Tuning::new(isa);
         // Rows of one coordinate: 0.2 bytes per input byte, within every share.
@@ -1147,7 +1166,7 @@ fn the_thresholds_write_narrow_rows_in_place_only_on_zen_5_with_avx512() {
         let in_place = !tuning.chunk_streams(true, sparse);
         assert_eq!(
             in_place,
-            isa == Isa::Avx512 && crate::simd::amd_zen5(),
+            isa == Isa::Avx512 && (crate::simd::amd_zen5() || crate::simd::amd_family_19h()),
             "{isa:?}"
         );
     }
