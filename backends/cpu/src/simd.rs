@@ -391,7 +391,7 @@ pub(crate) fn prefetch_ahead(p: *const u8, distance: usize) {
 /// [`prefetch_ahead`], into the L1 cache (`prefetcht0`) instead when `into_l1`: for lines read
 /// within a few hundred nanoseconds, as the ArgMax row fold reads each of a group's long rows
 /// 2 KiB behind its prefetches (seven rows, 14 KiB in flight): see
-/// `argmax::kernels::long_fold_rows`.
+/// `argmax::kernels::fold_prefetch_into_l1` (on AMD Zen 5 only).
 #[inline(always)]
 pub(crate) fn prefetch_ahead_into(p: *const u8, distance: usize, into_l1: bool) {
     #[cfg(target_arch = "x86_64")]

@@ -25,7 +25,7 @@ use super::lanes::Lanes;
 use crate::simd::prefetch_ahead;
 use crate::simd::Isa;
 #[cfg(target_arch = "x86_64")]
-use crate::thresholds::ARGMAX_RUN_PREFETCH_BYTES;
+use crate::thresholds::ARGMAX_COLLAPSED_PREFETCH_BYTES;
 
 /// The running maxima of a collapsed fold: per output a vector of maxima (compare domain) and
 /// a vector of codes, reused across calls.
@@ -134,8 +134,8 @@ impl CollapsedRuns {
 /// `pitch` bytes apart, each run's vectors folded into one vector of maxima and codes
 /// (`row × k + vector`), which is folded into its output's vector of `values` and `codes`.
 /// Returns false when a NaN was met (the results are then meaningless). Each line is
-/// prefetched [`ARGMAX_RUN_PREFETCH_BYTES`] ahead as it is read: the rows are read in memory
-/// order.
+/// prefetched [`ARGMAX_COLLAPSED_PREFETCH_BYTES`] ahead as it is read: the rows are read in
+/// memory order.
 ///
 /// # Safety
 /// The CPU must support `W`'s instructions (this is inlined into such functions only); every
@@ -162,7 +162,7 @@ unsafe fn fold_body<T: Lanes, const LAST: bool, W: FoldVectors>(
         let first_code = (r * k) as u32;
         for o in 0..outputs {
             let p = row.add(o * pitch);
-            prefetch_ahead(p, ARGMAX_RUN_PREFETCH_BYTES);
+            prefetch_ahead(p, ARGMAX_COLLAPSED_PREFETCH_BYTES);
             let mut value = W::load::<T>(p);
             let mut code = W::index::<T>(first_code);
             if T::CAN_NAN {
@@ -171,7 +171,7 @@ unsafe fn fold_body<T: Lanes, const LAST: bool, W: FoldVectors>(
             for j in 1..k {
                 // The same vectors whose positions `CollapsedRuns::best` decodes.
                 let q = p.add(vector_start(j, run_bytes, W::BYTES));
-                prefetch_ahead(q, ARGMAX_RUN_PREFETCH_BYTES);
+                prefetch_ahead(q, ARGMAX_COLLAPSED_PREFETCH_BYTES);
                 let v = W::load::<T>(q);
                 W::fold::<T, LAST>(
                     &mut value,
