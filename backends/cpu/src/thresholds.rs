@@ -33,13 +33,17 @@ pub const ARGMAX_SHORT_RUN_BYTES: usize = 512;
 /// 4 KiB page and loses the stream at every run: one thread, FLOAT32 {4096,16384} axis 1 took
 /// 22.1 ms without, 14.3–15.9 ms with 2 to 8 KiB ahead (FLOAT16 12.9 → 7.0–7.9 ms; Sapphire
 /// Rapids, AVX-512). Prefetching the next block in one burst at the block's start did not
-/// help (21.7 ms).
-pub const ARGMAX_RUN_PREFETCH_BYTES: usize = 4096;
+/// help (21.7 ms). On an AMD EPYC Zen 4 core 4 KiB was the worst of 1, 2, 4 and 8 KiB
+/// (medians of 24 calls in alternating processes, 4 → 2 KiB): FLOAT32 `{64}^4` over axes 2,3
+/// 2.95 → 2.28 ms (1 KiB 2.14), `{4096,16384}` axis 1 9.80 → 9.22 (8 KiB 14.8), both axes
+/// 9.66 → 8.82, FLOAT16 axis 1 5.22 → 4.58, UINT8 2.27 → 2.14; two threads the same. 2 KiB
+/// is within Sapphire Rapids' good range.
+pub const ARGMAX_RUN_PREFETCH_BYTES: usize = 2048;
 
 /// ArgMax: how far ahead the collapsed run-lane fold (`argmax::collapsed_runs`) prefetches
 /// (into L2) as it reads its rows in memory order. On an AMD EPYC Zen 4 core, FLOAT32 `{64}^4`
 /// over axes 1,3 (runs of 256 bytes), medians of 24–30 calls in alternating processes: 0
-/// bytes 3.17 ms, 1 KiB 3.0, 4 KiB (the run kernels' [`ARGMAX_RUN_PREFETCH_BYTES`]) 3.66–3.92,
+/// bytes 3.17 ms, 1 KiB 3.0, 4 KiB (the run kernels' distance then) 3.66–3.92,
 /// 8 KiB 2.82–3.20, 16 KiB 2.98. The run kernels lost at 8 KiB (FLOAT32 `{4096,16384}` axis 1
 /// 9.56 → 14.8 ms), so each keeps its own distance.
 pub const ARGMAX_COLLAPSED_PREFETCH_BYTES: usize = 8192;
