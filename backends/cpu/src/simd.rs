@@ -96,7 +96,8 @@ pub(crate) fn amd_cpu() -> bool {
 
 /// True on AMD family 1Ah (Zen 5), read once as [`amd_cpu`] is. NonZeroCoordinates writes
 /// the rows of sparse narrow inputs in place there
-/// ([`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`](crate::thresholds::NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY)).
+/// ([`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`](crate::thresholds::NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY)),
+/// and the ArgMax row fold prefetches long rows into L1 (`argmax::kernels::fold_prefetch_into_l1`).
 #[inline]
 pub(crate) fn amd_zen5() -> bool {
     static ZEN5: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
