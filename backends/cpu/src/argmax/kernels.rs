@@ -1707,10 +1707,10 @@ fn long_fold_rows(row_bytes: usize) -> bool {
 
 /// Whether [`fold_rows_body`] prefetches rows of `row_bytes` bytes into L1 (`prefetcht0`, its
 /// const `INTO_L1`) rather than L2 (`prefetcht1`): long rows ([`long_fold_rows`]) on AMD Zen 5
-/// only. There, medians of 16–40, libraries alternated, L1 against L2: UINT8 `{4096,16384}`
+/// only. There, medians of 16–40, libraries alternated, L2 → L1: UINT8 `{4096,16384}`
 /// over axis 0 2.42 → 2.35 ms, FLOAT16 5.08 → 4.42, FLOAT32 8.59 → 8.25, INT32 8.70 → 8.43 (two
 /// threads 2–7 % faster). On an AMD EPYC Zen 4 core (family 19h, 32 KiB L1D) the same
-/// prefetches into L1 were ruinous: L2 against L1, medians of 24–30 calls in alternating
+/// prefetches into L1 were ruinous: L1 → L2, medians of 24–30 calls in alternating
 /// processes, UINT8 3.98 → 2.63 ms, FLOAT16 9.03 → 4.57, FLOAT32 17.2 → 9.95 (with 5 rows per
 /// group instead of 7, L1 still 4.11 against 2.89: not the 8-way sets alone). Other CPUs keep
 /// L2, as every machine did before round 37. Short rows stay in L2 everywhere: on Zen 5 L1
