@@ -166,11 +166,11 @@ pub const NONZERO_MASK_PREFETCH_BYTES: usize = 4096;
 /// [`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES`]: how far ahead (bytes) the masks pass
 /// prefetches a chunk that the rows before it already read ahead. There the read-ahead falls
 /// behind when a mask word spans several lines (the rows of a sparse word take a few tens of
-/// cycles, the lines a hundred times that to arrive), and the masks pass then waited on
-/// memory: one core, FLOAT32 `[3, 10, 1000, 1000]` 5 % (medians of 30 calls in alternating
-/// processes) 6.78 → 5.89 ms at 16 KiB (4 KiB 7.1, 8 KiB 6.5–6.7, 32 KiB 5.85), two threads
-/// 4.45 → 3.96; UINT8 5 % lost (3.15 → 3.29) and 50 % did not move, so one-byte elements keep
-/// the read-ahead alone, as do other CPUs (see [`NONZERO_MASK_PREFETCH_BYTES`]).
+/// cycles, each of its four lines hundreds of cycles to arrive), and the masks pass then
+/// waited on memory: one core, FLOAT32 `[3, 10, 1000, 1000]` 5 % (medians of 30 calls in
+/// alternating processes) 6.78 → 5.89 ms at 16 KiB (4 KiB 7.1, 8 KiB 6.5–6.7, 32 KiB 5.85),
+/// two threads 4.45 → 3.96; UINT8 5 % lost (3.15 → 3.29) and 50 % did not move, so one-byte
+/// elements keep the read-ahead alone, as do other CPUs (see [`NONZERO_MASK_PREFETCH_BYTES`]).
 pub const NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES: usize = 16 << 10;
 
 /// NonZeroCoordinates: the narrowest elements [`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`]
