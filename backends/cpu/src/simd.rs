@@ -100,8 +100,7 @@ pub(crate) fn amd_cpu() -> bool {
 /// and the ArgMax row fold prefetches long rows into L1 (`argmax::kernels::fold_prefetch_into_l1`).
 #[inline]
 pub(crate) fn amd_zen5() -> bool {
-    static ZEN5: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ZEN5.get_or_init(|| amd_cpu() && cpu_family() == Some(0x1A))
+    amd_family() == Some(0x1A)
 }
 
 /// True on AMD family 19h (Zen 3 and Zen 4), read once as [`amd_cpu`] is. With AVX-512 (Zen 4
@@ -111,8 +110,14 @@ pub(crate) fn amd_zen5() -> bool {
 /// ([`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`](crate::thresholds::NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES)).
 #[inline]
 pub(crate) fn amd_family_19h() -> bool {
-    static FAMILY_19H: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *FAMILY_19H.get_or_init(|| amd_cpu() && cpu_family() == Some(0x19))
+    amd_family() == Some(0x19)
+}
+
+/// The CPU's family ([`cpu_family`]) when it is AMD's, read once (CPUID traps to the
+/// hypervisor in a virtual machine); `None` on other CPUs.
+fn amd_family() -> Option<u32> {
+    static FAMILY: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *FAMILY.get_or_init(|| if amd_cpu() { cpu_family() } else { None })
 }
 
 /// The CPU's family from CPUID leaf 1 (base family, plus the extended family when the base is
