@@ -145,6 +145,17 @@ impl Tuning {
     /// The thresholds of [`crate::thresholds`].
     fn new(isa: Isa) -> Tuning {
         let zen = Zen::of(isa);
+        let (narrow_in_place_density, narrow_element_bytes) = match zen {
+            Some(Zen::Five) => (
+                NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
+                NONZERO_ZEN5_NARROW_ELEMENT_BYTES,
+            ),
+            Some(Zen::Four) => (
+                NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
+                NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
+            ),
+            None => ([-1.0; 2], 0),
+        };
         Tuning {
             isa,
             rows: RowKernel::for_isa(isa),
@@ -157,16 +168,8 @@ impl Tuning {
             } else {
                 f64::INFINITY
             },
-            narrow_in_place_density: match zen {
-                Some(Zen::Five) => NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
-                Some(Zen::Four) => NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
-                None => [-1.0; 2],
-            },
-            narrow_element_bytes: match zen {
-                Some(Zen::Five) => NONZERO_ZEN5_NARROW_ELEMENT_BYTES,
-                Some(Zen::Four) => NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
-                None => 0,
-            },
+            narrow_in_place_density,
+            narrow_element_bytes,
             mask_prefetch_again: if zen == Some(Zen::Four) {
                 NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES
             } else {
