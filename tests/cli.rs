@@ -315,8 +315,11 @@ fn run_and_kill(root: &Path) -> Vec<String> {
         .unwrap();
     let started = std::time::Instant::now();
     loop {
+        // Count the rescued files before reading the rows: read the other way round, the rows
+        // could be the killed run's, read just before this run moved them aside.
+        let rescued = interrupted_files() == rescued_before_start;
         let lines = std::fs::read_to_string(&partial).unwrap_or_default();
-        if interrupted_files() == rescued_before_start && lines.lines().count() >= 2 {
+        if rescued && lines.lines().count() >= 2 {
             break;
         }
         assert!(
