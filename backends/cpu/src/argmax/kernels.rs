@@ -20,7 +20,8 @@ use crate::simd::Isa;
 use crate::simd::{prefetch_ahead, prefetch_ahead_into};
 #[cfg(target_arch = "x86_64")]
 use crate::thresholds::{
-    ARGMAX_FOLD_PREFETCH_BYTES, ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES, ARGMAX_RUN_PREFETCH_BYTES,
+    ARGMAX_FOLD_PREFETCH_BYTES, ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES,
+    ARGMAX_FOLD_PREFETCH_STREAM_BYTES, ARGMAX_RUN_PREFETCH_BYTES,
 };
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -472,11 +473,24 @@ pub(crate) fn fold_rows_fresh<T: Lanes, const LAST: bool>(
 /// sentinel that marks an unimproved lane, 255 in one-byte lanes.
 pub(crate) const RUNNING_CHUNK_ROWS: usize = CHUNK_ROWS - 1;
 
+/// How one chunk of a [`fold_rows_running`] starts and reads its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RunningChunk {
+    /// The first chunk: the maxima start fresh; later chunks go on from the last.
+    pub first: bool,
+    /// The step between the reduced indices of consecutive rows, when even (as with one
+    /// reduced dimension).
+    pub step: Option<u32>,
+    /// The rows are read in memory order, the chunk after this one lying just after it
+    /// (`argmax::interleaved`): the fold prefetches [`ARGMAX_FOLD_PREFETCH_STREAM_BYTES`]
+    /// ahead of each row, not a few rows ahead as for rows of one tail.
+    pub in_memory_order: bool,
+}
+
 /// Folds `rows` (in increasing index order, at most [`RUNNING_CHUNK_ROWS`]) of `lanes`
 /// contiguous outputs into running maxima kept in `scratch` from one call to the next: the
-/// `first` call starts them fresh, later ones (with the same `lanes`) go on from the last.
-/// `step`, when given, is the step between the reduced indices of consecutive rows (even, as
-/// with one reduced dimension).
+/// `first` call starts them fresh, later ones (with the same `lanes`) go on from the last,
+/// as `chunk` says.
 /// Each lane this chunk improves takes the improving row's index in `index`; the others keep
 /// theirs. No merge of a chunk's maxima into running keys: a lane a chunk does not improve
 /// costs nothing after the fold. [`FoldScratch::key_of`] then gives each lane's key. Returns
@@ -494,7 +508,7 @@ pub(crate) fn fold_rows_running<T: Lanes, const LAST: bool>(
     isa: Isa,
     data: &[u8],
     rows: &[Row],
-    (first, step): (bool, Option<u32>),
+    chunk: RunningChunk,
     index: &mut [u32],
     scratch: &mut FoldScratch,
 ) -> bool {
@@ -512,16 +526,19 @@ pub(crate) fn fold_rows_running<T: Lanes, const LAST: bool>(
             );
         }
         let (values, rows_of) = scratch.buffers(lanes * T::SIZE);
-        let start = FoldStart::Running { first };
+        let start = FoldStart::Running {
+            first: chunk.first,
+            in_memory_order: chunk.in_memory_order,
+        };
         // SAFETY: the CPU has AVX2 (`isa.avx2()`); every row's `lanes` elements lie inside
         // `data` (asserted above); the scratch buffers hold `lanes` lanes, at least 32 bytes.
         let clean = unsafe { fold_rows_wide::<T, LAST>(isa, data, rows, values, rows_of, start) };
         if clean {
-            take_improved::<T>(isa, rows_of, rows, step, index);
+            take_improved::<T>(isa, rows_of, rows, chunk.step, index);
         }
         return clean;
     }
-    let _ = (isa, data, rows, first, step, lanes, &scratch);
+    let _ = (isa, data, rows, chunk, lanes, &scratch);
     false
 }
 
@@ -1357,6 +1374,8 @@ pub(crate) enum FoldStart {
     Running {
         /// The first chunk: the maxima start fresh.
         first: bool,
+        /// The rows are read in memory order ([`RunningChunk::in_memory_order`]).
+        in_memory_order: bool,
     },
 }
 
@@ -1630,7 +1649,7 @@ pub(crate) unsafe fn fold_rows_body<
     let (vp, rp) = (values.as_mut_ptr(), rows_of.as_mut_ptr());
     let (fresh_values, first_row) = match start {
         FoldStart::Fresh => (true, W::zero()),
-        FoldStart::Running { first } => (first, W::index::<T>(u32::MAX)),
+        FoldStart::Running { first, .. } => (first, W::index::<T>(u32::MAX)),
     };
     for j in 0..vectors {
         if fresh_values {
@@ -1639,9 +1658,15 @@ pub(crate) unsafe fn fold_rows_body<
         W::store(rp.add(at(j)), first_row);
     }
     let base = data.as_ptr();
-    let ahead = fold_prefetch_bytes(bytes);
-    let mut nans = W::no_nans();
     let row_group = row_group::<T, W>();
+    let ahead = match start {
+        FoldStart::Running {
+            in_memory_order: true,
+            ..
+        } => ARGMAX_FOLD_PREFETCH_STREAM_BYTES,
+        _ => fold_prefetch_bytes(bytes),
+    };
+    let mut nans = W::no_nans();
     let mut r = 0;
     while r < rows.len() {
         let group = (rows.len() - r).min(row_group);
@@ -2246,7 +2271,11 @@ mod tests {
                 let mut index = vec![first; lanes];
                 let mut scratch = FoldScratch::default();
                 let clean = rows.chunks(chunk).enumerate().all(|(c, part)| {
-                    let start = (c == 0, step);
+                    let start = RunningChunk {
+                        first: c == 0,
+                        step,
+                        in_memory_order: c % 2 == 1,
+                    };
                     if last {
                         fold_rows_running::<T, true>(
                             isa,

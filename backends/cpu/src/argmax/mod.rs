@@ -19,6 +19,7 @@
 
 mod avx512;
 mod collapsed_runs;
+mod interleaved;
 mod kernels;
 mod lanes;
 mod packed_tail;

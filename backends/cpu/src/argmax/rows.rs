@@ -23,9 +23,10 @@
 //! of `m` are folded as plain rows and combined the same way.
 
 use super::collapsed_runs::CollapsedRuns;
+use super::interleaved::Interleaved;
 use super::kernels::{
     better, can_fold_running, fold_rows, fold_rows_fresh, fold_rows_running, FoldScratch, Row,
-    CHUNK_ROWS, RUNNING_CHUNK_ROWS,
+    RunningChunk, CHUNK_ROWS, RUNNING_CHUNK_ROWS,
 };
 use super::lanes::Lanes;
 use super::packed_tail::PackedTail;
@@ -171,6 +172,10 @@ impl Job<'_> {
                 self.rows_widened::<T, O, LAST>(outputs, tail.dims[0], &widened);
                 return;
             }
+        }
+        if let Some(interleaved) = Interleaved::new::<T>(self.isa, plan) {
+            self.rows_interleaved::<T, O, LAST>(outputs, &interleaved);
+            return;
         }
         let block = tail.block::<T>();
         let blocks = tail.count.div_ceil(block);
@@ -428,7 +433,11 @@ impl Job<'_> {
         if rows.len() == total {
             // Every row listed (the same for every item): its chunks in turn.
             for (c, part) in rows.chunks(chunk).enumerate() {
-                let start = (c == 0, step);
+                let start = RunningChunk {
+                    first: c == 0,
+                    step,
+                    in_memory_order: false,
+                };
                 if !fold_rows_running::<T, LAST>(self.isa, data, part, start, index, scratch) {
                     return false;
                 }
@@ -440,7 +449,11 @@ impl Job<'_> {
             while next < q1 {
                 rows.clear();
                 list_rows(rows, reduced, next, (q1 - next).min(chunk));
-                let start = (next == q0, step);
+                let start = RunningChunk {
+                    first: next == q0,
+                    step,
+                    in_memory_order: false,
+                };
                 if !fold_rows_running::<T, LAST>(self.isa, data, rows, start, index, scratch) {
                     return false;
                 }

@@ -1705,3 +1705,71 @@ fn running_row_folds_over_many_chunks_match_the_reference_with_a_late_nan() {
         }
     }
 }
+
+#[test]
+fn kept_dimensions_between_reduced_ones_walk_in_memory_order_and_match_the_reference() {
+    // Rows plans with mid kept dimensions (`interleaved`): padded rank 5 over axes 1,3 as in
+    // the bench, two levels of mid dimensions, several units, none (blocks of the outermost mid
+    // dimension split across threads), rows over one chunk, and the reduced dimensions out of
+    // index order in memory (not interleaved). Tie-heavy floats hold NaNs, which send their
+    // items to the exact fold; integers stay on the interleaved one.
+    let mut rng = Rng(2026);
+    let shapes: [(&[u32], &[usize], &[u32], &[u32]); 7] = [
+        (
+            &[3, 4, 5, 6, 40],
+            &[0, 1, 2, 3, 4],
+            &[0, 0, 0, 0, 4],
+            &[1, 3],
+        ),
+        (
+            &[4, 5, 3, 6, 2, 33],
+            &[0, 1, 2, 3, 4, 5],
+            &[0; 6],
+            &[0, 2, 4],
+        ),
+        (
+            &[2, 3, 4, 5, 3, 40],
+            &[0, 1, 2, 3, 4, 5],
+            &[1, 0, 2, 0, 0, 0],
+            &[2, 4],
+        ),
+        (&[6, 9, 4, 40], &[0, 1, 2, 3], &[0, 0, 0, 8], &[0, 2]),
+        (&[3, 2, 300, 40], &[0, 1, 2, 3], &[0; 4], &[0, 2]),
+        (&[4, 5, 6, 40], &[2, 1, 0, 3], &[0; 4], &[0, 2]),
+        (
+            &[5, 4, 3, 7, 36],
+            &[0, 1, 2, 3, 4],
+            &[0, 0, 0, 1, 0],
+            &[1, 3],
+        ),
+    ];
+    for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+        for &(sizes, order, pad, axes) in &shapes {
+            let input = laid_out(data_type, sizes, order, pad, &[], &mut rng);
+            let what = format!("interleaved {sizes:?} order {order:?} #{t}");
+            check_all(&input, axes, &what);
+        }
+    }
+    // Large enough to split across threads: one unit (blocks of the mid dimension), and many.
+    for (sizes, axes) in [
+        (vec![8u32, 32, 8, 40], vec![0u32, 2]),
+        (vec![3u32, 8, 10, 8, 40], vec![1u32, 3]),
+    ] {
+        let count: u32 = sizes.iter().product();
+        let values: Vec<f32> = (0..count).map(|_| rng.below(50) as f32 - 25.0).collect();
+        let ints: Vec<i32> = values.iter().map(|&v| v as i32 * 1_000_003).collect();
+        let mut late_nan = values.clone();
+        late_nan[count as usize - 100] = f32::NAN;
+        for threads in [1, 2] {
+            on_threads(threads, || {
+                check_all(&packed(&sizes, &values), &axes, "interleaved f32");
+                check_all(&packed(&sizes, &ints), &axes, "interleaved i32");
+                check_all(
+                    &packed(&sizes, &late_nan),
+                    &axes,
+                    "interleaved f32, late NaN",
+                );
+            });
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! [`Shape::Rows`](super::plan::Shape::Rows) plans with kept dimensions lying between reduced
+//! ones in memory, walked in memory order.
+//!
+//! In FLOAT32 `{16,16,32,32,60}` padded to `{..,64}` over axes 1,3 the memory order is kept
+//! (16), reduced (16), kept (32), reduced (32), tail (60). Reducing one output tail at a time
+//! reads its 512 rows of 240 bytes in sixteen stretches 256 KiB apart, and the next tail the
+//! stretches just after them: sixteen streams, each broken at every page, which the hardware
+//! prefetcher does not follow (2.7 times the memory floor on one core).
+//!
+//! Here the dimensions from the outermost reduced one in are walked in memory order instead,
+//! each *mid* kept dimension (between reduced ones) numbering a set of running maxima
+//! ([`fold_rows_running`]), one per tail: each step of the walk folds the innermost reduced
+//! dimensions (the *rows*, contiguous with the tail) into the maxima of its mid coordinates.
+//! Every set of maxima then meets its rows in increasing index order, as a running fold needs,
+//! when the reduced dimensions' memory order is their index order (`monotonic`).
+//!
+//! Items are the units (the kept dimensions outside every reduced one) times blocks of the
+//! outermost mid dimension, whose maxima stay within [`ARGMAX_INTERLEAVED_MAXIMA_BYTES`]. An
+//! item whose rows hold a NaN (the running fold does not order it) is reduced again tail by
+//! tail with the exact fold.
+
+use super::kernels::{
+    can_fold_running, fold_rows_running, FoldScratch, Row, RunningChunk, RUNNING_CHUNK_ROWS,
+};
+use super::lanes::Lanes;
+use super::plan::{Dim, Plan, Shape, Walk};
+use super::rows::RowsState;
+use super::{Job, Outputs};
+use crate::element::FromIndex;
+use crate::parallel::{for_each_task, threads, PARALLEL_MIN_ELEMENTS};
+use crate::simd::Isa;
+use crate::thresholds::{
+    ARGMAX_INTERLEAVED_MAXIMA_BYTES, ARGMAX_INTERLEAVED_MAX_ROWS, ARGMAX_SPLIT_FACTOR,
+};
+
+/// A rows plan walked in memory order, its mid kept dimensions numbering running maxima.
+#[derive(Debug)]
+pub(super) struct Interleaved {
+    /// Kept dimensions outside every reduced one (each coordinate a unit), outermost first.
+    units: Vec<Dim>,
+    /// The dimensions from the outermost reduced one to the innermost mid kept one, outermost
+    /// first.
+    walk: Vec<Dim>,
+    /// Where in `walk` the outermost mid kept dimension lies (split into blocks by items).
+    split: usize,
+    /// The innermost reduced dimensions, between the innermost mid one and the tail,
+    /// outermost first: folded as rows, relative to the walk's offset.
+    rows: Vec<Dim>,
+    /// The innermost kept dimension (stride 1): the lanes of each set of maxima.
+    tail: Dim,
+    /// Coordinates of the outermost mid dimension per item.
+    block: usize,
+}
+
+/// One item's share of the plan: its input offset, output slot and walk.
+struct ItemWalk {
+    /// Input offset of the item's first element, in elements.
+    base: usize,
+    /// Output slot of the item's first output.
+    slot: usize,
+    /// The walk with the outermost mid dimension cut to the item's block, each mid dimension's
+    /// slot stride replaced by its stride in the numbering of the sets of maxima.
+    walk: Vec<Dim>,
+    /// The item's mid dimensions as they are (the outermost cut to the block), outermost first:
+    /// walked row-major, they give each set of maxima's offset and output slot.
+    mids: Vec<Dim>,
+}
+
+impl Interleaved {
+    /// The interleaved walk of `plan` for elements `T`, or `None` unless a kept dimension lies
+    /// between reduced ones in memory, the reduced ones lie in index order, the tail is
+    /// contiguous with a vector fold for it, one coordinate of the outermost mid dimension
+    /// holds at most [`ARGMAX_INTERLEAVED_MAXIMA_BYTES`] of maxima, and each walk step folds
+    /// at most [`ARGMAX_INTERLEAVED_MAX_ROWS`] rows (more are long stretches of input
+    /// already).
+    pub(super) fn new<T: Lanes>(isa: Isa, plan: &Plan) -> Option<Interleaved> {
+        let (&tail, order) = plan.order.split_last()?;
+        if plan.shape != Shape::Rows
+            || tail.stride != 1
+            || plan.tail != Some(tail)
+            || !can_fold_running::<T>(isa, tail.size)
+        {
+            return None;
+        }
+        let first_reduced = order.iter().position(Dim::is_reduced)?;
+        let last_mid = order.iter().rposition(|d| !d.is_reduced())?;
+        if last_mid < first_reduced || last_mid + 1 == order.len() {
+            return None;
+        }
+        let reduced_in_memory_order = order.iter().filter(|d| d.is_reduced());
+        let monotonic = reduced_in_memory_order
+            .clone()
+            .zip(reduced_in_memory_order.skip(1))
+            .all(|(outer, inner)| outer.index_stride > inner.index_stride);
+        if !monotonic {
+            return None;
+        }
+        let walk = order[first_reduced..=last_mid].to_vec();
+        let split = walk.iter().position(|d| !d.is_reduced())?;
+        let inner_maxima: usize = walk[split + 1..]
+            .iter()
+            .filter(|d| !d.is_reduced())
+            .map(|d| d.size)
+            .product();
+        let per_coordinate = inner_maxima.checked_mul(tail.size * T::SIZE)?;
+        let rows: usize = order[last_mid + 1..].iter().map(|d| d.size).product();
+        if per_coordinate > ARGMAX_INTERLEAVED_MAXIMA_BYTES || rows > ARGMAX_INTERLEAVED_MAX_ROWS {
+            return None;
+        }
+        Some(Interleaved {
+            units: order[..first_reduced].to_vec(),
+            block: (ARGMAX_INTERLEAVED_MAXIMA_BYTES / per_coordinate).clamp(1, walk[split].size),
+            walk,
+            split,
+            rows: order[last_mid + 1..].to_vec(),
+            tail,
+        })
+    }
+
+    /// The number of units (coordinates of the kept dimensions outside the reduced ones).
+    fn units(&self) -> usize {
+        self.units.iter().map(|d| d.size).product()
+    }
+
+    /// Item `item` of those with `block` coordinates of the outermost mid dimension each,
+    /// numbered unit by unit.
+    fn item(&self, item: usize, block: usize) -> ItemWalk {
+        let blocks = self.walk[self.split].size.div_ceil(block);
+        let (unit, b) = (item / blocks, item % blocks);
+        let at = Walk::new(&self.units, unit, 1).next().unwrap_or_default();
+        let outermost = self.walk[self.split];
+        let first = b * block;
+        let mut walk = self.walk.clone();
+        walk[self.split].size = block.min(outermost.size - first);
+        let mids: Vec<Dim> = walk.iter().filter(|d| !d.is_reduced()).copied().collect();
+        let mut number = 1;
+        for dim in walk.iter_mut().rev().filter(|d| !d.is_reduced()) {
+            dim.slot_stride = number;
+            number *= dim.size;
+        }
+        ItemWalk {
+            base: at.offset + first * outermost.stride,
+            slot: at.slot + first * outermost.slot_stride,
+            walk,
+            mids,
+        }
+    }
+}
+
+/// The running maxima of one tail: the vector fold's scratch and each lane's index.
+#[derive(Debug, Default)]
+struct Maxima {
+    scratch: FoldScratch,
+    index: Vec<u32>,
+}
+
+impl Job<'_> {
+    /// Reduces every output of a rows plan with an [`Interleaved`] walk.
+    pub(super) fn rows_interleaved<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        interleaved: &Interleaved,
+    ) {
+        let plan = interleaved;
+        let units = plan.units();
+        let outermost = plan.walk[plan.split].size;
+        let total = self.plan.outputs().saturating_mul(self.plan.reduced_len());
+        let parallel = total >= PARALLEL_MIN_ELEMENTS && threads() > 1;
+        // Enough items for the threads: smaller blocks when the units are few.
+        let wanted = if parallel {
+            ARGMAX_SPLIT_FACTOR * threads()
+        } else {
+            1
+        };
+        let blocks_wanted = wanted.div_ceil(units).min(outermost);
+        let block = plan.block.min(outermost.div_ceil(blocks_wanted)).max(1);
+        let items = units * outermost.div_ceil(block);
+        let per_task = items.div_ceil(wanted).max(1);
+        let rows = self.interleaved_rows(plan);
+        let task = |t: usize| {
+            let mut maxima: Vec<Maxima> = Vec::new();
+            let mut state = RowsState::default();
+            for i in t * per_task..((t + 1) * per_task).min(items) {
+                let item = plan.item(i, block);
+                if !self.fold_interleaved::<T, LAST>(plan, &item, &rows, &mut maxima) {
+                    self.refold_item::<T, O, LAST>(plan, &item, outputs, &mut state);
+                    continue;
+                }
+                let mut sets = Walk::new(&item.mids, 0, maxima.len());
+                for set in &maxima {
+                    let at = sets.next().unwrap_or_default();
+                    for (lane, &index) in set.index.iter().enumerate() {
+                        let slot = item.slot + at.slot + lane * plan.tail.slot_stride;
+                        // SAFETY: each item's outputs are distinct slots, written by the one
+                        // task that reduces the item.
+                        unsafe { outputs.set(slot, self.finish::<LAST>(index as usize)) };
+                    }
+                }
+            }
+        };
+        for_each_task(items.div_ceil(per_task), parallel, task);
+    }
+
+    /// The rows of the innermost reduced dimensions, relative to a walk step's offset.
+    fn interleaved_rows(&self, plan: &Interleaved) -> Vec<Row> {
+        let count: usize = plan.rows.iter().map(|d| d.size).product();
+        Walk::new(&plan.rows, 0, count)
+            .map(|at| (at.offset, at.index as u32))
+            .collect()
+    }
+
+    /// Folds every row of `item` into one set of running maxima per tail, in memory order,
+    /// leaving them in `maxima` (resized to the item's sets). False when the vector fold met
+    /// a NaN: `maxima` then holds nothing meaningful.
+    fn fold_interleaved<T: Lanes, const LAST: bool>(
+        &self,
+        plan: &Interleaved,
+        item: &ItemWalk,
+        rows: &[Row],
+        maxima: &mut Vec<Maxima>,
+    ) -> bool {
+        let sets: usize = item.mids.iter().map(|d| d.size).product();
+        maxima.resize_with(sets, Maxima::default);
+        for set in maxima.iter_mut() {
+            set.index.clear();
+            set.index.resize(plan.tail.size, 0);
+        }
+        let step = match plan.rows[..] {
+            [dim] => u32::try_from(dim.index_stride).ok(),
+            _ => None,
+        };
+        let chunk = rows.len().div_ceil(rows.len().div_ceil(RUNNING_CHUNK_ROWS));
+        let steps: usize = item.walk.iter().map(|d| d.size).product();
+        // The rows with the reduced index of the walk's step added, rebuilt when it changes.
+        let mut shifted: Vec<Row> = rows.to_vec();
+        let mut shifted_by = 0;
+        for at in Walk::new(&item.walk, 0, steps) {
+            if at.index != shifted_by {
+                for (row, &(offset, index)) in shifted.iter_mut().zip(rows) {
+                    *row = (offset, index + at.index as u32);
+                }
+                shifted_by = at.index;
+            }
+            let data = &self.data[(item.base + at.offset) * T::SIZE..];
+            let set = &mut maxima[at.slot];
+            for (c, part) in shifted.chunks(chunk).enumerate() {
+                let start = RunningChunk {
+                    first: at.index == 0 && c == 0,
+                    step,
+                    in_memory_order: true,
+                };
+                if !fold_rows_running::<T, LAST>(
+                    self.isa,
+                    data,
+                    part,
+                    start,
+                    &mut set.index,
+                    &mut set.scratch,
+                ) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Reduces `item` tail by tail over the whole reduced range with the exact fold (after
+    /// the interleaved fold met a NaN), writing its outputs.
+    fn refold_item<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        plan: &Interleaved,
+        item: &ItemWalk,
+        outputs: &Outputs<O>,
+        state: &mut RowsState<T::Key>,
+    ) {
+        let sets: usize = item.mids.iter().map(|d| d.size).product();
+        let q = self.plan.reduced_len();
+        for at in Walk::new(&item.mids, 0, sets) {
+            let (base, slot) = (item.base + at.offset, item.slot + at.slot);
+            self.fold_walk::<T, LAST>(base, plan.tail.size, 1, &self.plan.reduced, 0, q, state);
+            for (lane, &index) in state.index.iter().enumerate() {
+                // SAFETY: as in `rows_interleaved`.
+                unsafe {
+                    outputs.set(
+                        slot + lane * plan.tail.slot_stride,
+                        self.finish::<LAST>(index as usize),
+                    )
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::argmax::plan::test_plan;
+
+    /// The interleaved walk of a FLOAT32 plan, if it takes one.
+    fn interleaved(
+        sizes: &[u32],
+        strides: Option<&[u32]>,
+        reduced: &[bool],
+    ) -> Option<Interleaved> {
+        let isa = Isa::detect();
+        Interleaved::new::<f32>(isa, &test_plan(sizes, strides, reduced)).filter(|_| isa.avx2())
+    }
+
+    #[test]
+    fn mid_kept_dimensions_between_reduced_ones_are_walked_in_memory_order() {
+        if !Isa::detect().avx2() {
+            return;
+        }
+        // The bench's padded rank 5 over axes 1,3: one unit dimension, the mid one whole in
+        // each item (32 × 240 bytes of maxima), the rows of axis 3.
+        let padded = [1_048_576, 65_536, 2048, 64, 1];
+        let walk = interleaved(
+            &[16, 16, 32, 32, 60],
+            Some(&padded),
+            &[false, true, false, true, false],
+        )
+        .expect("interleaved");
+        assert_eq!((walk.units.len(), walk.walk.len(), walk.split), (1, 2, 1));
+        assert_eq!(
+            (walk.rows.len(), walk.rows[0].size, walk.tail.size),
+            (1, 32, 60)
+        );
+        assert_eq!(walk.block, 32);
+        // Two levels of mid dimensions: blocks of the outermost hold every inner one's maxima.
+        let walk = interleaved(
+            &[4, 50, 3, 20, 2, 40],
+            None,
+            &[true, false, true, false, true, false],
+        )
+        .expect("interleaved");
+        assert_eq!((walk.units.len(), walk.walk.len(), walk.split), (0, 4, 1));
+        assert_eq!(walk.block, ARGMAX_INTERLEAVED_MAXIMA_BYTES / (20 * 40 * 4));
+    }
+
+    #[test]
+    fn other_rows_plans_are_not_interleaved() {
+        // No kept dimension between reduced ones; the kept one right outside the tail (no
+        // rows to fold); the reduced ones out of index order in memory; a tail narrower than
+        // a vector; too many maxima per coordinate; too many rows per step.
+        let r = [true, false, true, false];
+        assert!(interleaved(&[8, 8, 40], None, &[false, true, false]).is_none());
+        assert!(interleaved(
+            &[8, 8, 8, 40],
+            Some(&[5120, 640, 41, 1]),
+            &[true, false, false, false]
+        )
+        .is_none());
+        assert!(interleaved(&[4, 5, 6, 40], Some(&[40, 240, 1200, 1]), &r).is_none());
+        assert!(interleaved(&[4, 5, 6, 7], None, &r).is_none());
+        assert!(interleaved(&[4, 5, 6, 40], None, &r).is_some() || !Isa::detect().avx2());
+        assert!(interleaved(&[4, 5000, 6, 40], None, &r).is_some() || !Isa::detect().avx2());
+        assert!(interleaved(&[4, 5, 6, 4097], None, &r).is_none());
+        assert!(interleaved(&[4, 5, 5000, 40], None, &r).is_none());
+    }
+}
