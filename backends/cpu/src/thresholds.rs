@@ -67,7 +67,7 @@ pub const ARGMAX_FOLD_PREFETCH_BYTES: usize = 4096;
 pub const ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES: usize = 2048;
 
 /// ... and in rows read in memory order, one chunk just after the last (the running maxima of
-/// `argmax::interleaved`), this far past the group of rows being read: at 4 KiB from each row
+/// `argmax::interleaved`), this far ahead of each row instead: at 4 KiB
 /// the prefetch landed a few rows ahead, read a few hundred nanoseconds later. One AMD EPYC
 /// core (Zen 4), padded rank 5 `{16,16,32,32,60}` in `{..,64}` over axes 1,3, one binary
 /// reading the distance (from each row) from the environment, medians of 45 calls: 0 bytes
