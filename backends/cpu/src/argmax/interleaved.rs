@@ -161,9 +161,8 @@ impl Job<'_> {
         outputs: &Outputs<O>,
         interleaved: &Interleaved,
     ) {
-        let plan = interleaved;
-        let units = plan.units();
-        let outermost = plan.walk[plan.split].size;
+        let units = interleaved.units();
+        let outermost = interleaved.walk[interleaved.split].size;
         let total = self.plan.outputs().saturating_mul(self.plan.reduced_len());
         let parallel = total >= PARALLEL_MIN_ELEMENTS && threads() > 1;
         // Enough items for the threads: smaller blocks when the units are few.
@@ -173,24 +172,27 @@ impl Job<'_> {
             1
         };
         let blocks_wanted = wanted.div_ceil(units).min(outermost);
-        let block = plan.block.min(outermost.div_ceil(blocks_wanted)).max(1);
+        let block = interleaved
+            .block
+            .min(outermost.div_ceil(blocks_wanted))
+            .max(1);
         let items = units * outermost.div_ceil(block);
         let per_task = items.div_ceil(wanted).max(1);
-        let rows = self.interleaved_rows(plan);
+        let rows = self.interleaved_rows(interleaved);
         let task = |t: usize| {
             let mut maxima: Vec<Maxima> = Vec::new();
             let mut state = RowsState::default();
             for i in t * per_task..((t + 1) * per_task).min(items) {
-                let item = plan.item(i, block);
-                if !self.fold_interleaved::<T, LAST>(plan, &item, &rows, &mut maxima) {
-                    self.refold_item::<T, O, LAST>(plan, &item, outputs, &mut state);
+                let item = interleaved.item(i, block);
+                if !self.fold_interleaved::<T, LAST>(interleaved, &item, &rows, &mut maxima) {
+                    self.refold_item::<T, O, LAST>(interleaved, &item, outputs, &mut state);
                     continue;
                 }
                 let mut sets = Walk::new(&item.mids, 0, maxima.len());
                 for set in &maxima {
                     let at = sets.next().unwrap_or_default();
                     for (lane, &index) in set.index.iter().enumerate() {
-                        let slot = item.slot + at.slot + lane * plan.tail.slot_stride;
+                        let slot = item.slot + at.slot + lane * interleaved.tail.slot_stride;
                         // SAFETY: each item's outputs are distinct slots, written by the one
                         // task that reduces the item.
                         unsafe { outputs.set(slot, self.finish::<LAST>(index as usize)) };
@@ -202,9 +204,9 @@ impl Job<'_> {
     }
 
     /// The rows of the innermost reduced dimensions, relative to a walk step's offset.
-    fn interleaved_rows(&self, plan: &Interleaved) -> Vec<Row> {
-        let count: usize = plan.rows.iter().map(|d| d.size).product();
-        Walk::new(&plan.rows, 0, count)
+    fn interleaved_rows(&self, interleaved: &Interleaved) -> Vec<Row> {
+        let count: usize = interleaved.rows.iter().map(|d| d.size).product();
+        Walk::new(&interleaved.rows, 0, count)
             .map(|at| (at.offset, at.index as u32))
             .collect()
     }
@@ -214,7 +216,7 @@ impl Job<'_> {
     /// a NaN: `maxima` then holds nothing meaningful.
     fn fold_interleaved<T: Lanes, const LAST: bool>(
         &self,
-        plan: &Interleaved,
+        interleaved: &Interleaved,
         item: &ItemWalk,
         rows: &[Row],
         maxima: &mut Vec<Maxima>,
@@ -223,9 +225,9 @@ impl Job<'_> {
         maxima.resize_with(sets, Maxima::default);
         for set in maxima.iter_mut() {
             set.index.clear();
-            set.index.resize(plan.tail.size, 0);
+            set.index.resize(interleaved.tail.size, 0);
         }
-        let step = match plan.rows[..] {
+        let step = match interleaved.rows[..] {
             [dim] => u32::try_from(dim.index_stride).ok(),
             _ => None,
         };
@@ -268,7 +270,7 @@ impl Job<'_> {
     /// the interleaved fold met a NaN), writing its outputs.
     fn refold_item<T: Lanes, O: FromIndex, const LAST: bool>(
         &self,
-        plan: &Interleaved,
+        interleaved: &Interleaved,
         item: &ItemWalk,
         outputs: &Outputs<O>,
         state: &mut RowsState<T::Key>,
@@ -277,12 +279,20 @@ impl Job<'_> {
         let q = self.plan.reduced_len();
         for at in Walk::new(&item.mids, 0, sets) {
             let (base, slot) = (item.base + at.offset, item.slot + at.slot);
-            self.fold_walk::<T, LAST>(base, plan.tail.size, 1, &self.plan.reduced, 0, q, state);
+            self.fold_walk::<T, LAST>(
+                base,
+                interleaved.tail.size,
+                1,
+                &self.plan.reduced,
+                0,
+                q,
+                state,
+            );
             for (lane, &index) in state.index.iter().enumerate() {
                 // SAFETY: as in `rows_interleaved`.
                 unsafe {
                     outputs.set(
-                        slot + lane * plan.tail.slot_stride,
+                        slot + lane * interleaved.tail.slot_stride,
                         self.finish::<LAST>(index as usize),
                     )
                 };
