@@ -67,20 +67,24 @@ pub const ARGMAX_FOLD_PREFETCH_BYTES: usize = 4096;
 pub const ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES: usize = 2048;
 
 /// ... and in rows read in memory order, one chunk just after the last (the running maxima of
-/// `argmax::interleaved`), this far ahead of each row instead: at 4 KiB
-/// the prefetch landed a few rows ahead, read a few hundred nanoseconds later. One AMD EPYC
-/// core (Zen 4), padded rank 5 `{16,16,32,32,60}` in `{..,64}` over axes 1,3, one binary
-/// reading the distance (from each row) from the environment, medians of 45 calls: 0 bytes
-/// 3.43 ms, 4 KiB 3.92, 8 KiB 2.72, 16 KiB 2.60, 32 KiB 2.63.
+/// `argmax::interleaved`), this far ahead of each row instead: at 4 KiB the prefetch landed a
+/// few rows ahead, read a few hundred nanoseconds later. One AMD EPYC core (Zen 4), padded
+/// rank 5 `{16,16,32,32,60}` in `{..,64}` over axes 1,3, one binary reading the distance from
+/// the environment, medians of 45 calls: 0 bytes 3.43 ms, 4 KiB 3.92, 8 KiB 2.72, 16 KiB 2.60,
+/// 32 KiB 2.63; 16 KiB plus the span of the fold's group of rows lost 9 %. Rows of 960 bytes
+/// (`{16,16,32,16,240}` in `{..,256}`): 8 and 16 KiB alike, 64 KiB 18 % slower.
 pub const ARGMAX_FOLD_PREFETCH_STREAM_BYTES: usize = 16384;
 
 /// ArgMax rows plans with kept dimensions between reduced ones, walked in memory order
 /// (`argmax::interleaved`): the bytes of running maxima (keys) per item, one set per tail of
-/// the mid kept dimensions. With their row numbers and indices they stay in L2.
+/// the mid kept dimensions; with their row numbers and indices they stay in L2. Not tuned:
+/// on `{16,16,32,16,240}` in `{..,256}` over axes 1,3 (one core, Zen 4) 2 to 32 KiB were
+/// alike (8.2–9.3 ms, the spread of the runs).
 pub const ARGMAX_INTERLEAVED_MAXIMA_BYTES: usize = 16384;
 
-/// ... and the most rows (of the reduced dimensions inside the mid ones) a walk step folds:
-/// more make long stretches of input, which the plain rows walk reads well.
+/// ... and the most rows (of the reduced dimensions inside the mid ones) a walk step folds,
+/// listed once per call: a bound on that list (64 KiB) rather than a tuned value. More rows
+/// per step are a long stretch of input, which the plain rows walk reads in order anyway.
 pub const ARGMAX_INTERLEAVED_MAX_ROWS: usize = 4096;
 
 /// ArgMax with the innermost dimension kept: outputs are reduced side by side in blocks of

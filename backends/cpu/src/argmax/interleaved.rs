@@ -1,5 +1,5 @@
-//! [`Shape::Rows`](super::plan::Shape::Rows) plans with kept dimensions lying between reduced
-//! ones in memory, walked in memory order.
+//! [`Shape::Rows`] plans with kept dimensions lying between reduced ones in memory, walked in
+//! memory order.
 //!
 //! In FLOAT32 `{16,16,32,32,60}` padded to `{..,64}` over axes 1,3 the memory order is kept
 //! (16), reduced (16), kept (32), reduced (32), tail (60). Reducing one output tail at a time

@@ -1564,8 +1564,9 @@ fn row_group<T: Lanes, W: FoldVectors>() -> usize {
 /// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the
 /// number of the row it came from (the first or, with `LAST`, the last such row). Returns
 /// false when a NaN was met (the results are then meaningless). Each row is prefetched
-/// [`fold_prefetch_bytes`] ahead as it is read, into L1 when `INTO_L1` ([`fold_prefetch_into_l1`]),
-/// else into L2.
+/// [`fold_prefetch_bytes`] ahead as it is read ([`ARGMAX_FOLD_PREFETCH_STREAM_BYTES`] for rows
+/// read in memory order, [`RunningChunk::in_memory_order`]), into L1 when `INTO_L1`
+/// ([`fold_prefetch_into_l1`]), else into L2.
 ///
 /// # Safety
 /// The CPU must support AVX2; each row's `values.len()` bytes must lie inside `data`;

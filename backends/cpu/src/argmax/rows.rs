@@ -8,6 +8,9 @@
 //! fewer than [`ARGMAX_SPLIT_FACTOR`] × threads of them, each item's reduced range, the
 //! partial results combined in index order.
 //!
+//! Kept dimensions lying between reduced ones in memory (a padded tensor reduced over axes 1
+//! and 3) are walked in memory order instead, by [`Interleaved`].
+//!
 //! The tail grows over the kept dimensions just outside it in memory while their elements
 //! stay dense in the input range they cover ([`Tail`]): a block of such outputs is folded as
 //! one contiguous range whose lanes in the gaps (padding, or a short reduced axis lying
