@@ -1714,7 +1714,9 @@ fn kept_dimensions_between_reduced_ones_walk_in_memory_order_and_match_the_refer
     // index order in memory (not interleaved). Tie-heavy floats hold NaNs, which send their
     // items to the exact fold; integers stay on the interleaved one.
     let mut rng = Rng(2026);
-    let shapes: [(&[u32], &[usize], &[u32], &[u32]); 7] = [
+    // Sizes, memory order (outermost first), padding per dimension, reduced axes.
+    type Layout<'a> = (&'a [u32], &'a [usize], &'a [u32], &'a [u32]);
+    let shapes: [Layout; 7] = [
         (
             &[3, 4, 5, 6, 40],
             &[0, 1, 2, 3, 4],
