@@ -19,12 +19,10 @@
 //! item whose rows hold a NaN (the running fold does not order it) is reduced again tail by
 //! tail with the exact fold.
 
-use super::kernels::{
-    can_fold_running, fold_rows_running, FoldScratch, Row, RunningChunk, RUNNING_CHUNK_ROWS,
-};
+use super::kernels::{can_fold_running, fold_rows_running, FoldScratch, Row, RunningChunk};
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan, Shape, Walk};
-use super::rows::RowsState;
+use super::rows::{even_index_step, list_rows, running_chunk_rows, RowsState};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, threads, PARALLEL_MIN_ELEMENTS};
@@ -64,6 +62,8 @@ struct ItemWalk {
     /// The item's mid dimensions as they are (the outermost cut to the block), outermost first:
     /// walked row-major, they give each set of maxima's offset and output slot.
     mids: Vec<Dim>,
+    /// The item's sets of maxima (the product of the sizes of `mids`).
+    sets: usize,
 }
 
 impl Interleaved {
@@ -117,6 +117,14 @@ impl Interleaved {
         })
     }
 
+    /// The rows of the innermost reduced dimensions, relative to a walk step's offset.
+    fn listed_rows(&self) -> Vec<Row> {
+        let count: usize = self.rows.iter().map(|d| d.size).product();
+        let mut rows = Vec::with_capacity(count);
+        list_rows(&mut rows, &self.rows, 0, count);
+        rows
+    }
+
     /// The number of units (coordinates of the kept dimensions outside the reduced ones).
     fn units(&self) -> usize {
         self.units.iter().map(|d| d.size).product()
@@ -133,16 +141,17 @@ impl Interleaved {
         let mut walk = self.walk.clone();
         walk[self.split].size = block.min(outermost.size - first);
         let mids: Vec<Dim> = walk.iter().filter(|d| !d.is_reduced()).copied().collect();
-        let mut number = 1;
+        let mut sets = 1;
         for dim in walk.iter_mut().rev().filter(|d| !d.is_reduced()) {
-            dim.slot_stride = number;
-            number *= dim.size;
+            dim.slot_stride = sets;
+            sets *= dim.size;
         }
         ItemWalk {
             base: at.offset + first * outermost.stride,
             slot: at.slot + first * outermost.slot_stride,
             walk,
             mids,
+            sets,
         }
     }
 }
@@ -178,7 +187,7 @@ impl Job<'_> {
             .max(1);
         let items = units * outermost.div_ceil(block);
         let per_task = items.div_ceil(wanted).max(1);
-        let rows = self.interleaved_rows(interleaved);
+        let rows = interleaved.listed_rows();
         let task = |t: usize| {
             let mut maxima: Vec<Maxima> = Vec::new();
             let mut state = RowsState::default();
@@ -188,27 +197,13 @@ impl Job<'_> {
                     self.refold_item::<T, O, LAST>(interleaved, &item, outputs, &mut state);
                     continue;
                 }
-                let mut sets = Walk::new(&item.mids, 0, maxima.len());
-                for set in &maxima {
-                    let at = sets.next().unwrap_or_default();
-                    for (lane, &index) in set.index.iter().enumerate() {
-                        let slot = item.slot + at.slot + lane * interleaved.tail.slot_stride;
-                        // SAFETY: each item's outputs are distinct slots, written by the one
-                        // task that reduces the item.
-                        unsafe { outputs.set(slot, self.finish::<LAST>(index as usize)) };
-                    }
+                for (set, at) in maxima.iter().zip(Walk::new(&item.mids, 0, item.sets)) {
+                    let slot = item.slot + at.slot;
+                    self.write_set::<O, LAST>(outputs, interleaved, slot, &set.index);
                 }
             }
         };
         for_each_task(items.div_ceil(per_task), parallel, task);
-    }
-
-    /// The rows of the innermost reduced dimensions, relative to a walk step's offset.
-    fn interleaved_rows(&self, interleaved: &Interleaved) -> Vec<Row> {
-        let count: usize = interleaved.rows.iter().map(|d| d.size).product();
-        Walk::new(&interleaved.rows, 0, count)
-            .map(|at| (at.offset, at.index as u32))
-            .collect()
     }
 
     /// Folds every row of `item` into one set of running maxima per tail, in memory order,
@@ -221,17 +216,13 @@ impl Job<'_> {
         rows: &[Row],
         maxima: &mut Vec<Maxima>,
     ) -> bool {
-        let sets: usize = item.mids.iter().map(|d| d.size).product();
-        maxima.resize_with(sets, Maxima::default);
+        maxima.resize_with(item.sets, Maxima::default);
         for set in maxima.iter_mut() {
             set.index.clear();
             set.index.resize(interleaved.tail.size, 0);
         }
-        let step = match interleaved.rows[..] {
-            [dim] => u32::try_from(dim.index_stride).ok(),
-            _ => None,
-        };
-        let chunk = rows.len().div_ceil(rows.len().div_ceil(RUNNING_CHUNK_ROWS));
+        let step = even_index_step(&interleaved.rows);
+        let chunk = running_chunk_rows(rows.len());
         let steps: usize = item.walk.iter().map(|d| d.size).product();
         // The rows with the reduced index of the walk's step added, rebuilt when it changes.
         let mut shifted: Vec<Row> = rows.to_vec();
@@ -275,9 +266,8 @@ impl Job<'_> {
         outputs: &Outputs<O>,
         state: &mut RowsState<T::Key>,
     ) {
-        let sets: usize = item.mids.iter().map(|d| d.size).product();
         let q = self.plan.reduced_len();
-        for at in Walk::new(&item.mids, 0, sets) {
+        for at in Walk::new(&item.mids, 0, item.sets) {
             let (base, slot) = (item.base + at.offset, item.slot + at.slot);
             self.fold_walk::<T, LAST>(
                 base,
@@ -288,15 +278,24 @@ impl Job<'_> {
                 q,
                 state,
             );
-            for (lane, &index) in state.index.iter().enumerate() {
-                // SAFETY: as in `rows_interleaved`.
-                unsafe {
-                    outputs.set(
-                        slot + lane * interleaved.tail.slot_stride,
-                        self.finish::<LAST>(index as usize),
-                    )
-                };
-            }
+            self.write_set::<O, LAST>(outputs, interleaved, slot, &state.index);
+        }
+    }
+
+    /// Writes one tail's results: lane `lane`'s output lies at `slot` plus `lane` tail slot
+    /// strides, its reduced index is `index[lane]`.
+    fn write_set<O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        interleaved: &Interleaved,
+        slot: usize,
+        index: &[u32],
+    ) {
+        for (lane, &index) in index.iter().enumerate() {
+            let at = slot + lane * interleaved.tail.slot_stride;
+            // SAFETY: each item's outputs are distinct slots, written by the one task that
+            // reduces the item.
+            unsafe { outputs.set(at, self.finish::<LAST>(index as usize)) };
         }
     }
 }

@@ -87,13 +87,28 @@ const CACHED_ROWS: usize = 4096;
 /// steps of one stride when `reduced` is one dimension (a loop the compiler vectorises), else
 /// through [`Walk`]. Listing the 4545 rows of each item of an INT64 `[344, 4545, 8]` (axis 1)
 /// through the walk took a quarter of its time.
-fn list_rows(rows: &mut Vec<Row>, reduced: &[Dim], q0: usize, len: usize) {
+pub(super) fn list_rows(rows: &mut Vec<Row>, reduced: &[Dim], q0: usize, len: usize) {
     if let [dim] = reduced {
         debug_assert!(q0 + len <= dim.size, "list_rows: rows past the dimension");
         let (stride, index_stride) = (dim.stride, dim.index_stride);
         rows.extend((q0..q0 + len).map(|q| (q * stride, (q * index_stride) as u32)));
     } else {
         rows.extend(Walk::new(reduced, q0, len).map(|at| (at.offset, at.index as u32)));
+    }
+}
+
+/// Rows per chunk of a running fold ([`fold_rows_running`]) over `total` rows: chunks of equal
+/// length, at most [`RUNNING_CHUNK_ROWS`].
+pub(super) fn running_chunk_rows(total: usize) -> usize {
+    total.div_ceil(total.div_ceil(RUNNING_CHUNK_ROWS)).max(1)
+}
+
+/// The step between the reduced indices of consecutive rows of `reduced`, when they step
+/// evenly (one reduced dimension): [`RunningChunk::step`].
+pub(super) fn even_index_step(reduced: &[Dim]) -> Option<u32> {
+    match reduced {
+        [dim] => u32::try_from(dim.index_stride).ok(),
+        _ => None,
     }
 }
 
@@ -420,12 +435,8 @@ impl Job<'_> {
         if total == 0 || !can_fold_running::<T>(self.isa, state.index.len()) {
             return false;
         }
-        let chunk = total.div_ceil(total.div_ceil(RUNNING_CHUNK_ROWS)).max(1);
-        // One reduced dimension: the rows' indices step evenly.
-        let step = match reduced {
-            [dim] => u32::try_from(dim.index_stride).ok(),
-            _ => None,
-        };
+        let chunk = running_chunk_rows(total);
+        let step = even_index_step(reduced);
         let RowsState {
             keys,
             index,
