@@ -22,6 +22,11 @@ pub const ARGMAX_SCAN_BLOCK: usize = 1024;
 /// cut).
 pub const ARGMAX_MIN_RUN_BYTES: usize = 32;
 
+/// ArgMax, AVX-512: runs one per output, at a constant pitch of at most this many bytes, are
+/// reduced a group of `64 / SIZE` outputs at a time by permutes (`argmax::transposed_runs`)
+/// rather than one output at a time. At most 32 (the kernel's tables). Not tuned yet.
+pub const ARGMAX_TRANSPOSED_MAX_PITCH_BYTES: usize = 32;
+
 /// ArgMax: a contiguous run of at most this many bytes (and at least a vector) is reduced in
 /// one pass that keeps each lane's best vector, with no branch per vector
 /// (`kernels::short_run_argmax`, AVX2); a longer one a block at a time, its maximum first.

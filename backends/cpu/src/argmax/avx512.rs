@@ -985,7 +985,7 @@ impl FoldVectors for Avx512Fold {
 /// AVX-512 F and BW.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn blend_lanes512<T: Lanes>(mask: u64, a: __m512i, b: __m512i) -> __m512i {
+pub(super) unsafe fn blend_lanes512<T: Lanes>(mask: u64, a: __m512i, b: __m512i) -> __m512i {
     match T::SIZE {
         1 => _mm512_mask_blend_epi8(mask, a, b),
         2 => _mm512_mask_blend_epi16(mask as u32, a, b),

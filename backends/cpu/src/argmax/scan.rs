@@ -27,6 +27,8 @@ use super::padded::Padded;
 use super::plan::{At, Dim, Walk};
 use super::rows::combine;
 use super::strided_run::strided_run_best;
+#[cfg(target_arch = "x86_64")]
+use super::transposed_runs::Transposed;
 use super::{Best, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
@@ -258,6 +260,8 @@ impl Job<'_> {
         let factor = ARGMAX_SPLIT_FACTOR * threads();
         let per_task = (TASK_ELEMENTS / run.size).clamp(1, units.div_ceil(factor).max(1));
         let tasks = units.div_ceil(per_task);
+        #[cfg(target_arch = "x86_64")]
+        let transposed = Transposed::new::<T>(unit_dims, run, self.isa);
         let task = |t: usize| {
             let first = t * per_task;
             let count = per_task.min(units - first);
@@ -265,7 +269,11 @@ impl Job<'_> {
             if self.isa == Isa::Avx512 {
                 // SAFETY: `Isa::Avx512` is only chosen when the CPU has AVX-512 F and BW.
                 unsafe {
-                    runs_task_avx512::<T, O, LAST>(self, unit_dims, run, first, count, outputs)
+                    if let Some(transposed) = &transposed {
+                        transposed.task::<T, O, LAST, Avx512Prims>(self, run, first, count, outputs)
+                    } else {
+                        runs_task_avx512::<T, O, LAST>(self, unit_dims, run, first, count, outputs)
+                    }
                 };
                 return;
             }
@@ -309,15 +317,28 @@ impl Job<'_> {
             return;
         }
         for unit in Walk::new(unit_dims, first, count) {
-            let p = if run.stride == 1 {
-                // SAFETY: `P` is the instruction set of the function this is inlined into.
-                unsafe { P::run_argmax::<T, LAST>(self.data, unit.offset * T::SIZE, bytes) }
-            } else {
-                run_best::<T, LAST>(self.isa, self.data, unit.offset, run.size, run.stride)
-                    .map_or(0, |(_, p)| p)
-            };
+            let p = self.run_position::<T, LAST, P>(unit.offset, run);
             // SAFETY: the task's outputs are its own.
             unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
+        }
+    }
+
+    /// The position (0 to `run.size - 1`) of the best element of the run that starts at
+    /// element `offset`.
+    ///
+    /// Inlined into a function per instruction set `P`.
+    #[inline(always)]
+    pub(super) fn run_position<T: Lanes, const LAST: bool, P: Prims>(
+        &self,
+        offset: usize,
+        run: Dim,
+    ) -> usize {
+        if run.stride == 1 {
+            // SAFETY: `P` is the instruction set of the function this is inlined into.
+            unsafe { P::run_argmax::<T, LAST>(self.data, offset * T::SIZE, run.size * T::SIZE) }
+        } else {
+            run_best::<T, LAST>(self.isa, self.data, offset, run.size, run.stride)
+                .map_or(0, |(_, p)| p)
         }
     }
 

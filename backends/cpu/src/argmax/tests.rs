@@ -1775,3 +1775,42 @@ fn kept_dimensions_between_reduced_ones_walk_in_memory_order_and_match_the_refer
         }
     }
 }
+
+#[test]
+fn short_runs_at_a_constant_pitch_are_transposed_a_group_at_a_time_and_match_the_reference() {
+    // `[rows, L]` over axis 1, packed or padded (`transposed_runs` under AVX-512 for elements
+    // of 2 bytes or more up to a 32-byte pitch, the per-output kernel elsewhere): fewer rows
+    // than a group, exactly one, groups and a tail, the last row's padding past the buffer.
+    // Tie-heavy floats hold NaNs, which send their groups to the per-output kernel.
+    let mut rng = Rng(4711);
+    for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+        for len in [2u32, 3, 4, 5, 8, 9, 16] {
+            for pad in [0u32, 1, 3] {
+                for rows in [7u32, 16, 33, 70, 131] {
+                    let input =
+                        laid_out(data_type, &[rows, len], &[0, 1], &[0, pad], &[], &mut rng);
+                    check_all(
+                        &input,
+                        &[1],
+                        &format!("transposed [{rows}, {len}] pad {pad} #{t}"),
+                    );
+                }
+            }
+        }
+    }
+    // Many tasks on two threads, and rank 3 with kept dimensions merged into one unit.
+    let count = 3 * 40_000 * 4;
+    let values: Vec<f32> = (0..count).map(|_| rng.below(7) as f32 - 3.0).collect();
+    let mut late_nan = values.clone();
+    late_nan[count - 5] = f32::NAN;
+    let halves: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
+    for threads in [1, 2] {
+        on_threads(threads, || {
+            for sizes in [[3u32, 40_000, 4], [1, 120_000, 4]] {
+                check_all(&packed(&sizes, &values), &[2], "transposed f32");
+                check_all(&packed(&sizes, &late_nan), &[2], "transposed f32, late NaN");
+                check_all(&packed(&sizes, &halves), &[2], "transposed f16");
+            }
+        });
+    }
+}
