@@ -34,7 +34,8 @@
 //! across words into full blocks of sixteen and divide each block's element offsets into
 //! coordinates ([`sparse_blocks`]). Outputs of at least
 //! [`STREAM_MIN_BYTES`](crate::thresholds::STREAM_MIN_BYTES) are gathered in a small buffer and
-//! copied out with non-temporal stores; smaller ones are written in place.
+//! copied out with non-temporal stores; smaller ones are written in place, and so are, on some
+//! AMD CPUs, chunks by element width and density ([`Tuning::chunk_streams`]).
 //!
 //! A strided output is counted first, written packed into a temporary and scattered through
 //! its strides.
@@ -53,10 +54,10 @@ use crate::simd::{
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
     NONZERO_AMD_STREAM_MAX_SHARE, NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER,
-    NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES,
-    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
-    NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY, NONZERO_ZEN5_NARROW_ELEMENT_BYTES,
-    NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
+    NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY,
+    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES,
+    NONZERO_ZEN4_NARROW_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
+    NONZERO_ZEN5_NARROW_ELEMENT_BYTES, NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
 };
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
@@ -98,6 +99,10 @@ struct Tuning {
     narrow_in_place_density: [f64; 2],
     /// The widest elements `narrow_in_place_density` applies to.
     narrow_element_bytes: usize,
+    /// Chunks of wider elements whose share of nonzero elements is at least this write their
+    /// rows in place: `[[one worker, several]; 2]` for 2-byte elements, then 4 bytes or more
+    /// ([`NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY`] on AMD Zen 4, else never).
+    dense_in_place_density: [[f64; 2]; 2],
     /// How far ahead (bytes) the masks pass prefetches a chunk of elements of at least
     /// [`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES`] that the rows before it read
     /// ahead already ([`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`] on AMD Zen 4, else 0: not again).
@@ -170,6 +175,11 @@ impl Tuning {
             },
             narrow_in_place_density,
             narrow_element_bytes,
+            dense_in_place_density: if zen == Some(Zen::Four) {
+                NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY
+            } else {
+                [[f64::INFINITY; 2]; 2]
+            },
             mask_prefetch_again: if zen == Some(Zen::Four) {
                 NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES
             } else {
@@ -193,8 +203,13 @@ impl Tuning {
         let density = chunk.rows as f64 / chunk.elements.max(1) as f64;
         let narrow_in_place = chunk.element_bytes <= self.narrow_element_bytes
             && density <= self.narrow_in_place_density[usize::from(chunk.shared)];
+        let dense_in_place = chunk.element_bytes > self.narrow_element_bytes
+            && density
+                >= self.dense_in_place_density[usize::from(chunk.element_bytes >= 4)]
+                    [usize::from(chunk.shared)];
         pass_streams
             && !narrow_in_place
+            && !dense_in_place
             && chunk.row_bytes as f64
                 <= self.stream_share * (chunk.elements * chunk.element_bytes) as f64
     }

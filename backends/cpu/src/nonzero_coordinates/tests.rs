@@ -505,7 +505,10 @@ use super::emit::RowKernel;
 use super::{run_with, ChunkLoad, Tuning};
 use crate::simd::Isa;
 use crate::test_tensors::poisoned;
-use crate::thresholds::{NONZERO_ZEN4_NARROW_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY};
+use crate::thresholds::{
+    NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY, NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
+    NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
+};
 
 /// An element type with a way to draw zero and nonzero values and to tell them apart
 /// (independently of the kernel's own `Zero`).
@@ -617,6 +620,7 @@ fn tunings() -> Vec<Tuning> {
                 stream_share: f64::INFINITY,
                 narrow_in_place_density: [-1.0; 2],
                 narrow_element_bytes: 0,
+                dense_in_place_density: [[f64::INFINITY; 2]; 2],
                 // Chunks read ahead are prefetched again by the masks pass (wide elements).
                 mask_prefetch_again: 256,
             };
@@ -632,6 +636,12 @@ fn tunings() -> Vec<Tuning> {
             all.push(Tuning {
                 narrow_in_place_density: [0.3, 0.3],
                 narrow_element_bytes: 2,
+                ..forced
+            });
+            // Dense chunks of wider elements in place, the others streamed, in one output.
+            all.push(Tuning {
+                narrow_element_bytes: 1,
+                dense_in_place_density: [[0.25, 0.25], [0.1, 0.1]],
                 ..forced
             });
             // One worker.
@@ -1152,6 +1162,37 @@ fn zen_4_writes_one_byte_rows_in_place_at_any_density() {
         assert!(!tuning.chunk_streams(true, load(100, 100, 1, shared)));
         assert!(tuning.chunk_streams(true, load(5, 100, 2, shared)));
     }
+}
+
+#[test]
+fn zen_4_writes_dense_rows_of_wider_elements_in_place() {
+    let tuning = Tuning {
+        stream_share: f64::INFINITY,
+        narrow_in_place_density: NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
+        narrow_element_bytes: NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
+        dense_in_place_density: NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY,
+        ..Tuning::new(Isa::Portable)
+    };
+    let [[two_alone, two_shared], [four_alone, four_shared]] = NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY;
+    let at = |density: f64| (density * 1000.0).ceil() as usize;
+    // At the threshold in place, just under it streamed; 2-byte elements on several workers
+    // always stream.
+    for bytes in [4, 8] {
+        assert!(!tuning.chunk_streams(true, load(at(four_alone), 1000, bytes, false)));
+        assert!(tuning.chunk_streams(true, load(at(four_alone) - 1, 1000, bytes, false)));
+        assert!(!tuning.chunk_streams(true, load(at(four_shared), 1000, bytes, true)));
+        assert!(tuning.chunk_streams(true, load(at(four_shared) - 1, 1000, bytes, true)));
+    }
+    assert!(!tuning.chunk_streams(true, load(at(two_alone), 1000, 2, false)));
+    assert!(tuning.chunk_streams(true, load(at(two_alone) - 1, 1000, 2, false)));
+    assert!(two_shared.is_infinite());
+    assert!(tuning.chunk_streams(true, load(1000, 1000, 2, true)));
+    // Elsewhere (no Zen 4 tuning) every density of wider elements streams.
+    let elsewhere = Tuning {
+        stream_share: f64::INFINITY,
+        ..Tuning::new(Isa::Portable)
+    };
+    assert!(elsewhere.chunk_streams(true, load(1000, 1000, 4, false)));
 }
 
 #[test]
