@@ -171,8 +171,7 @@ impl Steps {
 /// row); false when a NaN appears (the compare domain does not order it).
 ///
 /// # Safety
-/// AVX-512 F and BW; `64 * steps.vectors` readable bytes at
-/// `group`.
+/// AVX-512 F and BW; `64 * steps.vectors` readable bytes at `group`.
 #[inline(always)]
 unsafe fn group_positions<T: Lanes, const LAST: bool>(
     group: *const u8,
@@ -207,14 +206,14 @@ unsafe fn group_positions<T: Lanes, const LAST: bool>(
             T::gt_mask512(keys, best)
         };
         best = blend_lanes512::<T>(better, best, keys);
-        at = blend_lanes512::<T>(better, at, splat::<T>(k as u64));
+        at = blend_lanes512::<T>(better, at, _mm512_broadcast_i64x4(T::splat_index(k as u32)));
     }
     widen::<T>(at, positions);
     nan == 0
 }
 
-/// The lanes of `at` (of `T`'s width, 2, 4 or 8 bytes, unsigned) as 32-bit integers, into the first
-/// `64 / T::SIZE` of `out`.
+/// The lanes of `at` (of `T`'s width, 2, 4 or 8 bytes, unsigned) as 32-bit integers, into
+/// the first `64 / T::SIZE` of `out`.
 ///
 /// # Safety
 /// AVX-512 F and BW.
@@ -244,19 +243,6 @@ unsafe fn permute2<T: Lanes>(a: __m512i, indices: __m512i, b: __m512i) -> __m512
         2 => _mm512_permutex2var_epi16(a, indices, b),
         4 => _mm512_permutex2var_epi32(a, indices, b),
         _ => _mm512_permutex2var_epi64(a, indices, b),
-    }
-}
-
-/// `value` in every lane of `T`'s width (2, 4 or 8 bytes).
-///
-/// # Safety
-/// AVX-512 F and BW.
-#[inline(always)]
-unsafe fn splat<T: Lanes>(value: u64) -> __m512i {
-    match T::SIZE {
-        2 => _mm512_set1_epi16(value as i16),
-        4 => _mm512_set1_epi32(value as i32),
-        _ => _mm512_set1_epi64(value as i64),
     }
 }
 
