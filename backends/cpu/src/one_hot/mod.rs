@@ -10,8 +10,8 @@
 //!
 //! - **Scatter** (`inner <= ONE_HOT_SCATTER_MAX_INNER`, which includes the usual Axis-last
 //!   case, `inner == 1`): the output is cut into contiguous tasks, and each task into pieces
-//!   of [`ONE_HOT_STAGE_BYTES`]. A piece is filled with OffValue from a 32-byte pattern (vector
-//!   stores), then the OnValue of every sequence whose element `(o·depth + position)·inner + x`
+//!   of [`ONE_HOT_IN_PLACE_PIECE_BYTES`] (of [`ONE_HOT_STAGE_BYTES`] when streamed). A piece is
+//!   filled with OffValue in whole aligned 64-byte lines ([`fill_pattern`]), then the OnValue of every sequence whose element `(o·depth + position)·inner + x`
 //!   falls in the piece is stored over it: the work is one store per 32 bytes plus one per
 //!   sequence, whatever the depth.
 //! - **Lines** ([`lines`], Axis last with a depth of at most
@@ -43,8 +43,8 @@ use crate::parallel::{for_each_chunk_mut, map_ranges, PARALLEL_MIN_ELEMENTS, TAS
 use crate::simd::{copy_streaming, stream_fence, Isa, LineStreamer};
 use crate::strided::{internal, write_packed, Layout, Nest};
 use crate::thresholds::{
-    ONE_HOT_DIRECT_MIN_ROW_BYTES, ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER,
-    ONE_HOT_STAGE_BYTES, ONE_HOT_TASK_BYTES, STREAM_MIN_BYTES,
+    ONE_HOT_DIRECT_MIN_ROW_BYTES, ONE_HOT_IN_PLACE_PIECE_BYTES, ONE_HOT_POSITION_BLOCK,
+    ONE_HOT_SCATTER_MAX_INNER, ONE_HOT_STAGE_BYTES, ONE_HOT_TASK_BYTES, STREAM_MIN_BYTES,
 };
 use opconform_backend::{BackendError, DataType, Level, OneHotDesc, Tensor};
 
@@ -399,6 +399,7 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
     }
     let mut cache = PositionCache::new(sequences_touched(f.shape, first, chunk.len() / V::SIZE));
     if !stream {
+        let piece = ONE_HOT_IN_PLACE_PIECE_BYTES / V::SIZE;
         for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
             scatter_piece(f, first + p * piece, dst, &mut cache);
         }
@@ -784,20 +785,30 @@ fn for_each_on_value<V: Value>(
     }
 }
 
-/// Fills `out` (whole elements) with `value`, 32 bytes at a time.
+/// Fills `out` (whole elements) with `value`: the bytes before its first 64-byte boundary,
+/// then whole aligned lines, then the rest. Stores that straddle lines were half of them in a
+/// buffer 16 bytes past a boundary (as malloc returns a large one): OneHot INT64 -> INT64 of
+/// 8 indices at depth 4096 (256 KiB, in the L2 cache) took 4.0 µs a call, against 2.3 µs for
+/// memset to write its bytes.
 #[inline(always)]
 fn fill_pattern<V: Value>(out: &mut [u8], value: V) {
-    let mut pattern = [0u8; 32];
+    // The value's bytes repeated over two lines: a line's worth from any phase of an element.
+    let mut pattern = [0u8; 128];
     for c in pattern.chunks_exact_mut(V::SIZE) {
         value.write(c);
     }
-    let mut chunks = out.chunks_exact_mut(32);
-    for c in &mut chunks {
-        c.copy_from_slice(&pattern);
+    let head = out.as_ptr().align_offset(64).min(out.len());
+    let (head_bytes, body) = out.split_at_mut(head);
+    head_bytes.copy_from_slice(&pattern[..head]);
+    let phase = head % V::SIZE;
+    let line: [u8; 64] = pattern[phase..phase + 64].try_into().expect("64 bytes");
+    let mut lines = body.chunks_exact_mut(64);
+    for l in &mut lines {
+        l.copy_from_slice(&line);
     }
-    let rest = chunks.into_remainder();
+    let rest = lines.into_remainder();
     let len = rest.len();
-    rest.copy_from_slice(&pattern[..len]);
+    rest.copy_from_slice(&line[..len]);
 }
 
 // --- Select: long inner runs -----------------------------------------------------------------
@@ -953,6 +964,37 @@ mod tests {
         });
         execute(&op, &[indices.clone(), values.clone()], Level::dml(level))
             .map(|mut outputs| outputs.remove(0))
+    }
+
+    /// `fill_pattern` into `len` elements starting `offset` bytes into an aligned buffer, the
+    /// bytes around them untouched.
+    fn check_fill<V: super::Value + Copy>(value: V, bytes: &[u8], offset: usize, len: usize) {
+        #[repr(align(64))]
+        struct Aligned([u8; 512]);
+        let mut buffer = Aligned([0xA5; 512]);
+        let end = offset + len * bytes.len();
+        super::fill_pattern(&mut buffer.0[offset..end], value);
+        for (i, &b) in buffer.0.iter().enumerate() {
+            let expected = if (offset..end).contains(&i) {
+                bytes[(i - offset) % bytes.len()]
+            } else {
+                0xA5
+            };
+            assert_eq!(b, expected, "byte {i}, offset {offset}, {len} elements");
+        }
+    }
+
+    #[test]
+    fn off_value_fills_every_start_and_length_whole_elements() {
+        for offset in 0..72 {
+            for len in [0, 1, 7, 8, 9, 17, 40] {
+                check_fill(0xC1u8, &[0xC1], offset, len);
+                check_fill(0xB2C1u16, &[0xC1, 0xB2], offset, len);
+                check_fill(0xD4C3_B2A1u32, &[0xA1, 0xB2, 0xC3, 0xD4], offset, len);
+                let wide = 0x0807_0605_0403_0201u64;
+                check_fill(wide, &wide.to_le_bytes(), offset, len);
+            }
+        }
     }
 
     // --- The documented examples (004_2f0448eeeaeae8b3.txt, 000_257a17ba323924f1.txt) ---
