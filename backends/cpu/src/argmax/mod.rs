@@ -326,6 +326,20 @@ impl<'a, O: FromIndex> Outputs<'a, O> {
         O::from_index(index).write(bytes);
     }
 
+    /// The address of slot `slot`, whose `n` slots from there on lie inside the output.
+    ///
+    /// # Panics
+    /// If they do not.
+    #[inline(always)]
+    fn slots_at(&self, slot: usize, n: usize) -> *mut u8 {
+        assert!(
+            (slot + n) * O::SIZE <= self.len,
+            "ArgMax output slot outside the output"
+        );
+        // SAFETY: in bounds (asserted).
+        unsafe { self.start.add(slot * O::SIZE) }
+    }
+
     /// Writes `index(j)` as an `O` into slot `slot + j * stride`, for `j` in `0..n`, with one
     /// bounds check for them all.
     ///

@@ -516,6 +516,35 @@ fn run_isa(input: &Tensor, axes: &[u32], last: bool, isa: Isa) -> Vec<u64> {
     elements::<u64>(&output)
 }
 
+/// [`run_isa`] into an output of `output_type` (32- or 64-bit), read back as `u64`.
+fn run_isa_into(
+    input: &Tensor,
+    axes: &[u32],
+    last: bool,
+    isa: Isa,
+    output_type: DataType,
+) -> Vec<u64> {
+    let mut out_sizes = input.desc.sizes.clone();
+    for &a in axes {
+        out_sizes[a as usize] = 1;
+    }
+    let desc = ArgMaxDesc {
+        input: input.desc.clone(),
+        output: TensorDesc::packed(output_type, &out_sizes),
+        axes: axes.to_vec(),
+        axis_direction: if last { DEC } else { INC },
+    };
+    let mut output = crate::test_tensors::poisoned(&desc.output);
+    super::run_with(&desc, input, &mut output, isa).unwrap();
+    match output_type {
+        DataType::Int32 | DataType::Uint32 => elements::<u32>(&output)
+            .into_iter()
+            .map(u64::from)
+            .collect(),
+        _ => elements::<u64>(&output),
+    }
+}
+
 /// Checks every instruction set, both directions, against the reference.
 fn check_all(input: &Tensor, axes: &[u32], what: &str) {
     for last in [false, true] {
@@ -1772,6 +1801,45 @@ fn kept_dimensions_between_reduced_ones_walk_in_memory_order_and_match_the_refer
                     "interleaved f32, late NaN",
                 );
             });
+        }
+    }
+}
+
+#[test]
+fn transposed_groups_write_every_output_type_with_the_index_scale_and_offset() {
+    // `[rows, L, 3]` with the last dimension broadcast (stride 0), reduced over axes 1 and 2:
+    // each result is `position * 3`, plus 2 with DECREASING (the broadcast copy's last
+    // index); and the packed `[rows, L]`. Written a group at a time into 4- and 8-byte
+    // outputs, groups and a tail.
+    let mut rng = Rng(99);
+    for data_type in [DataType::Float16, DataType::Float32, DataType::Int64] {
+        for len in [2u32, 3, 4] {
+            for rows in [70u32, 131] {
+                let broadcast = laid_out(
+                    data_type,
+                    &[rows, len, 3],
+                    &[0, 1, 2],
+                    &[0, 0, 0],
+                    &[2],
+                    &mut rng,
+                );
+                let plain = laid_out(data_type, &[rows, len], &[0, 1], &[0, 0], &[], &mut rng);
+                for (input, axes) in [(&broadcast, &[1u32, 2][..]), (&plain, &[1][..])] {
+                    for last in [false, true] {
+                        let expected = reference_argmax(&input.desc, &input.data, axes, last);
+                        for output_type in [DataType::Int32, DataType::Uint32, DataType::Int64] {
+                            for isa in Isa::available() {
+                                let got = run_isa_into(input, axes, last, isa, output_type);
+                                assert_eq!(
+                                    got, expected,
+                                    "{data_type:?} [{rows}, {len}] axes {axes:?} last {last} \
+                                     into {output_type:?} {isa:?}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -91,6 +91,8 @@ impl Transposed {
         let rows = 64 / T::SIZE;
         let group_bytes = 64 * self.pitch;
         let mut positions = [0u32; 64];
+        // A result is `position * scale + offset`.
+        let (scale, offset) = (run.index_stride, job.finish::<LAST>(0));
         let end = first + count;
         let mut unit = first;
         while unit < end {
@@ -107,6 +109,12 @@ impl Transposed {
                     )
                 };
             let last = if whole { unit + rows } else { end };
+            if found && self.slot_stride == 1 && scale <= u32::MAX as usize {
+                // SAFETY: the task's outputs are its own; AVX-512 F and BW.
+                unsafe { write_consecutive(outputs, unit, &positions, rows, scale as u32, offset) };
+                unit = last;
+                continue;
+            }
             // SAFETY: the task's outputs are its own.
             unsafe {
                 outputs.set_strided(
@@ -210,6 +218,53 @@ unsafe fn group_positions<T: Lanes, const LAST: bool>(
     }
     widen::<T>(at, positions);
     nan == 0
+}
+
+/// Writes `positions[j] * scale + offset` as an `O` (4 or 8 bytes) into slot `slot + j`, for
+/// `j` in `0..n`, with vector stores: written one by one, the results of FLOAT16 `[1e6, 4]`
+/// over its last axis took about half of its time.
+///
+/// # Safety
+/// AVX-512 F and BW; no other thread may write these slots at the same time.
+///
+/// # Panics
+/// If a slot is outside the output.
+#[inline(always)]
+unsafe fn write_consecutive<O: FromIndex>(
+    outputs: &Outputs<O>,
+    slot: usize,
+    positions: &[u32; 64],
+    n: usize,
+    scale: u32,
+    offset: usize,
+) {
+    let dst = outputs.slots_at(slot, n);
+    let src = positions.as_ptr();
+    if O::SIZE == 8 {
+        let (scale, offset) = (
+            _mm512_set1_epi64(scale as i64),
+            _mm512_set1_epi64(offset as i64),
+        );
+        for c in (0..n).step_by(8) {
+            let wide = _mm512_cvtepu32_epi64(_mm256_loadu_si256(src.add(c).cast()));
+            // The low 32 bits of each lane by `scale`: positions and `scale` fit 32 bits.
+            let v = _mm512_add_epi64(_mm512_mul_epu32(wide, scale), offset);
+            let lanes = (n - c).min(8);
+            _mm512_mask_storeu_epi64(dst.add(8 * c).cast(), u8::MAX >> (8 - lanes), v);
+        }
+    } else {
+        debug_assert_eq!(O::SIZE, 4);
+        let (scale, offset) = (
+            _mm512_set1_epi32(scale as i32),
+            _mm512_set1_epi32(offset as i32),
+        );
+        for c in (0..n).step_by(16) {
+            let v = _mm512_loadu_si512(src.add(c).cast());
+            let v = _mm512_add_epi32(_mm512_mullo_epi32(v, scale), offset);
+            let lanes = (n - c).min(16);
+            _mm512_mask_storeu_epi32(dst.add(4 * c).cast(), u16::MAX >> (16 - lanes), v);
+        }
+    }
 }
 
 /// The lanes of `at` (of `T`'s width, 2, 4 or 8 bytes, unsigned) as 32-bit integers, into
