@@ -27,6 +27,13 @@ pub const ARGMAX_MIN_RUN_BYTES: usize = 32;
 /// rather than one output at a time. At most 32 (the kernel's tables). Not tuned yet.
 pub const ARGMAX_TRANSPOSED_MAX_PITCH_BYTES: usize = 32;
 
+/// ArgMax, AVX-512 VBMI: the widest pitch, in bytes, of 1-byte runs that
+/// `argmax::transposed_runs` reduces (64 outputs a group, with byte permutes); its permutes per
+/// output grow with the pitch. One AMD EPYC (Zen 4) core, UINT8 `[1e6, L]` over axis 1 against
+/// the fold of short runs: pitch 2 (`[3e6, 2]`) 4.95 → 1.32 ms, 8 (`[2e6, 8]`) 6.17 → 1.78,
+/// 12 4.36 → 3.59, 16 4.24 → 3.01, 20 4.33 → 6.86 (lost), 32 4.40 → 11.4 (lost).
+pub const ARGMAX_TRANSPOSED_MAX_BYTE_PITCH: usize = 16;
+
 /// ArgMax: a contiguous run of at most this many bytes (and at least a vector) is reduced in
 /// one pass that keeps each lane's best vector, with no branch per vector
 /// (`kernels::short_run_argmax`, AVX2); a longer one a block at a time, its maximum first.

@@ -1810,11 +1810,18 @@ fn transposed_groups_write_every_output_type_with_the_index_scale_and_offset() {
     // `[rows, L, 3]` with the last dimension broadcast (stride 0), reduced over axes 1 and 2:
     // each result is `position * 3`, plus 2 with DECREASING (the broadcast copy's last
     // index); and the packed `[rows, L]`. Written a group at a time into 4- and 8-byte
-    // outputs, groups and a tail.
+    // outputs, groups and a tail (tasks of at least 64 rows, a UINT8 group, only at 2053
+    // rows).
     let mut rng = Rng(99);
-    for data_type in [DataType::Float16, DataType::Float32, DataType::Int64] {
+    for data_type in [
+        DataType::Uint8,
+        DataType::Int8,
+        DataType::Float16,
+        DataType::Float32,
+        DataType::Int64,
+    ] {
         for len in [2u32, 3, 4] {
-            for rows in [70u32, 131] {
+            for rows in [70u32, 131, 2053] {
                 let broadcast = laid_out(
                     data_type,
                     &[rows, len, 3],

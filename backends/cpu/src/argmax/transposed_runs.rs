@@ -1,18 +1,19 @@
 //! AVX-512: ArgMax over short runs laid at a constant pitch, one run per output (`[R, L]` over
 //! axis 1, packed or padded), a group of `64 / SIZE` outputs at a time (sixteen FLOAT32 rows,
-//! thirty-two FLOAT16 ones), for elements of 2 to 8 bytes.
+//! thirty-two FLOAT16 ones, sixty-four UINT8 ones with VBMI's byte permutes).
 //!
 //! A group's rows fill `pitch` whole vectors. Step `k` builds the vector of every row's
 //! element `k` from them with two-source permutes (one per pair of vectors, their lanes chosen
 //! by a mask), then keeps, lane by lane, the best key so far and its position. Nothing is
 //! reduced across lanes, and the permutes' indices and masks depend only on `k`, so they are
-//! computed once per call ([`Steps`]). The per-output kernel ([`Prims::run_argmax`]: a masked
-//! load, a reduction across the vector, a compare to find the lane) took 3.9 ns an output on
-//! ArgMax FLOAT32 `[1760876, 4]` over axis 1 on one AMD EPYC (Zen 4) core, behind ONNX
-//! Runtime; this kernel about 1.5–2.7 ns. Not taken: gathers (slower still on that core: about
-//! 5 ns a 16-lane gather from L1 or L2, 14 ns from memory); UINT8 with byte permutes (runs of
-//! 20: 8.7 → 9.4 ms); pitches over 32 bytes (the permutes per output grow with the square of
-//! the pitch: FLOAT32 runs of 22, 0.49 → 1.32 ms).
+//! computed once per call ([`Steps`]). The group's results are widened, scaled and stored as
+//! vectors when their slots are consecutive ([`write_consecutive`]). The per-output kernel
+//! ([`Prims::run_argmax`]: a masked load, a reduction across the vector, a compare to find the
+//! lane) took 3.9 ns an output on ArgMax FLOAT32 `[1760876, 4]` over axis 1 on one AMD EPYC
+//! (Zen 4) core, behind ONNX Runtime; this kernel about 1.1 ns. Not taken: gathers (slower
+//! still on that core: about 5 ns a 16-lane gather from L1 or L2, 14 ns from memory); pitches
+//! over 32 bytes, or over 16 for 1-byte elements (the permutes per output grow with the square
+//! of the pitch: FLOAT32 runs of 22, 0.49 → 1.32 ms; UINT8 runs of 20, 4.3 → 6.9 ms).
 //!
 //! A group holding a FLOAT32 or FLOAT64 NaN, which the compare domain does not order, is
 //! reduced output by output instead, as is the tail of a task shorter than a group.
@@ -24,11 +25,21 @@ use super::plan::{Dim, Plan};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::simd::Isa;
-use crate::thresholds::ARGMAX_TRANSPOSED_MAX_PITCH_BYTES;
+use crate::thresholds::{ARGMAX_TRANSPOSED_MAX_BYTE_PITCH, ARGMAX_TRANSPOSED_MAX_PITCH_BYTES};
 use std::arch::x86_64::*;
 
-/// The longest pitch, in elements (of two bytes at least), hence the most steps of a run.
-const MAX_STEPS: usize = ARGMAX_TRANSPOSED_MAX_PITCH_BYTES / 2;
+/// True when the CPU has AVX-512 VBMI (the byte permutes of 1-byte elements).
+fn has_vbmi() -> bool {
+    std::is_x86_feature_detected!("avx512vbmi")
+}
+
+/// The longest pitch, in elements, hence the most steps of a run.
+const MAX_STEPS: usize = if ARGMAX_TRANSPOSED_MAX_BYTE_PITCH > ARGMAX_TRANSPOSED_MAX_PITCH_BYTES / 2
+{
+    ARGMAX_TRANSPOSED_MAX_BYTE_PITCH
+} else {
+    ARGMAX_TRANSPOSED_MAX_PITCH_BYTES / 2
+};
 
 /// The most pairs of vectors a group's rows fill (a vector per element of pitch).
 const MAX_PAIRS: usize = MAX_STEPS.div_ceil(2);
@@ -66,21 +77,83 @@ impl Transposed {
 
     /// The conditions of [`Transposed::new`] for one unit dimension.
     fn fits<T: Lanes>(unit: &Dim, run: Dim, isa: Isa) -> bool {
+        let max_pitch_bytes = if T::SIZE == 1 {
+            ARGMAX_TRANSPOSED_MAX_BYTE_PITCH
+        } else {
+            ARGMAX_TRANSPOSED_MAX_PITCH_BYTES
+        };
         isa == Isa::Avx512
-            && T::SIZE >= 2
+            && (T::SIZE >= 2 || has_vbmi())
             && run.stride == 1
             && run.size >= 2
             && unit.size >= 64 / T::SIZE
             && unit.stride >= run.size
-            && unit.stride * T::SIZE <= ARGMAX_TRANSPOSED_MAX_PITCH_BYTES
+            && unit.stride * T::SIZE <= max_pitch_bytes
     }
 
     /// Outputs `first..first + count` (units in order), a group at a time.
     ///
     /// # Safety
-    /// The CPU must support AVX-512 F and BW ([`Transposed::new`] checks it).
-    #[target_feature(enable = "avx512f,avx512bw")]
+    /// The CPU must support AVX-512 F and BW, and VBMI for 1-byte elements
+    /// ([`Transposed::new`] checks it).
     pub(super) unsafe fn task<T: Lanes, O: FromIndex, const LAST: bool, P: Prims>(
+        &self,
+        job: &Job<'_>,
+        run: Dim,
+        first: usize,
+        count: usize,
+        outputs: &Outputs<O>,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            if T::SIZE == 1 {
+                self.task_vbmi::<T, O, LAST, P>(job, run, first, count, outputs)
+            } else {
+                self.task_bw::<T, O, LAST, P>(job, run, first, count, outputs)
+            }
+        }
+    }
+
+    /// [`Transposed::task`] compiled for AVX-512 F and BW.
+    ///
+    /// # Safety
+    /// The CPU must support them.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn task_bw<T: Lanes, O: FromIndex, const LAST: bool, P: Prims>(
+        &self,
+        job: &Job<'_>,
+        run: Dim,
+        first: usize,
+        count: usize,
+        outputs: &Outputs<O>,
+    ) {
+        // SAFETY: the features are this function's.
+        unsafe { self.task_body::<T, O, LAST, P>(job, run, first, count, outputs) }
+    }
+
+    /// [`Transposed::task`] compiled for AVX-512 F, BW and VBMI (byte permutes).
+    ///
+    /// # Safety
+    /// The CPU must support them.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    unsafe fn task_vbmi<T: Lanes, O: FromIndex, const LAST: bool, P: Prims>(
+        &self,
+        job: &Job<'_>,
+        run: Dim,
+        first: usize,
+        count: usize,
+        outputs: &Outputs<O>,
+    ) {
+        // SAFETY: the features are this function's.
+        unsafe { self.task_body::<T, O, LAST, P>(job, run, first, count, outputs) }
+    }
+
+    /// The body of [`Transposed::task`], inlined into a function per instruction set.
+    ///
+    /// # Safety
+    /// AVX-512 F and BW, and VBMI for 1-byte elements.
+    #[inline(always)]
+    unsafe fn task_body<T: Lanes, O: FromIndex, const LAST: bool, P: Prims>(
         &self,
         job: &Job<'_>,
         run: Dim,
@@ -267,7 +340,7 @@ unsafe fn write_consecutive<O: FromIndex>(
     }
 }
 
-/// The lanes of `at` (of `T`'s width, 2, 4 or 8 bytes, unsigned) as 32-bit integers, into
+/// The lanes of `at` (of `T`'s width, 1, 2, 4 or 8 bytes, unsigned) as 32-bit integers, into
 /// the first `64 / T::SIZE` of `out`.
 ///
 /// # Safety
@@ -276,6 +349,17 @@ unsafe fn write_consecutive<O: FromIndex>(
 unsafe fn widen<T: Lanes>(at: __m512i, out: &mut [u32; 64]) {
     let out = out.as_mut_ptr();
     match T::SIZE {
+        1 => {
+            let quarters = [
+                _mm512_extracti32x4_epi32::<0>(at),
+                _mm512_extracti32x4_epi32::<1>(at),
+                _mm512_extracti32x4_epi32::<2>(at),
+                _mm512_extracti32x4_epi32::<3>(at),
+            ];
+            for (q, bytes) in quarters.into_iter().enumerate() {
+                _mm512_storeu_si512(out.add(16 * q).cast(), _mm512_cvtepu8_epi32(bytes));
+            }
+        }
         2 => {
             let low = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(at));
             let high = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(at));
@@ -288,13 +372,14 @@ unsafe fn widen<T: Lanes>(at: __m512i, out: &mut [u32; 64]) {
 }
 
 /// The lanes of `a` and `b` (64 bytes each, `a` first) that `indices` name, lanes of `T`'s
-/// width (2, 4 or 8 bytes).
+/// width (1, 2, 4 or 8 bytes).
 ///
 /// # Safety
-/// AVX-512 F and BW.
+/// AVX-512 F and BW, and VBMI for 1-byte lanes.
 #[inline(always)]
 unsafe fn permute2<T: Lanes>(a: __m512i, indices: __m512i, b: __m512i) -> __m512i {
     match T::SIZE {
+        1 => _mm512_permutex2var_epi8(a, indices, b),
         2 => _mm512_permutex2var_epi16(a, indices, b),
         4 => _mm512_permutex2var_epi32(a, indices, b),
         _ => _mm512_permutex2var_epi64(a, indices, b),
@@ -329,8 +414,14 @@ mod tests {
         assert!(takes(&[dim(100, 8, false)], dim(4, 2, true), Isa::Avx512).is_none());
         assert!(takes(&[dim(2, 400, false), dim(100, 4, false)], run, Isa::Avx512).is_none());
         assert!(takes(&[dim(100, 4, false)], run, Isa::Avx2).is_none());
-        // One-byte elements, and runs of one element, never.
-        assert!(Transposed::new::<u8>(&[dim(100, 4, false)], run, Isa::Avx512).is_none());
+        // One-byte elements with VBMI only, at a pitch of at most 16 bytes; runs of one
+        // element never.
+        let bytes = |pitch: usize| {
+            Transposed::new::<u8>(&[dim(100, pitch, false)], run, Isa::Avx512).is_some()
+        };
+        assert_eq!(bytes(4), has_vbmi());
+        assert_eq!(bytes(16), has_vbmi());
+        assert!(!bytes(17));
         assert!(
             Transposed::new::<f32>(&[dim(100, 4, false)], dim(1, 1, true), Isa::Avx512).is_none()
         );
@@ -341,7 +432,7 @@ mod tests {
     fn each_step_brings_every_rows_element_to_its_lane() {
         // Element `i` of a group is the number `i`: pair `p`'s lanes are 2 * lanes * p onwards,
         // so the permute of step `k` must give lane `j` the number `j * pitch + k`.
-        for (size, max_pitch) in [(2usize, 16usize), (4, 8), (8, 4)] {
+        for (size, max_pitch) in [(1usize, 16usize), (2, 16), (4, 8), (8, 4)] {
             let rows = 64 / size;
             for pitch in 2..=max_pitch {
                 for len in 2..=pitch {
