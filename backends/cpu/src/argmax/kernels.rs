@@ -641,6 +641,12 @@ unsafe fn fold_rows_wide<T: Lanes, const LAST: bool>(
 }
 
 impl FoldScratch {
+    /// After a clean [`fold_rows_fresh`]: every lane's row number, `T::SIZE` bytes each
+    /// (unsigned), as [`FoldScratch::row_of`] reads them.
+    pub(crate) fn rows_lanes(&self) -> &[u8] {
+        &self.rows
+    }
+
     /// After a clean [`fold_rows_fresh`]: the row number of lane `lane`'s maximum.
     #[inline]
     pub(crate) fn row_of<T: Lanes>(&self, lane: usize) -> usize {

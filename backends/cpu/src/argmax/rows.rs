@@ -217,6 +217,13 @@ impl Job<'_> {
             let (first, lanes) = tail.lanes(t0, count);
             (at.offset + first, lanes, at.slot, t0, count)
         };
+        // With AVX-512, the direct results of a tail of consecutive slots over one reduced
+        // dimension (row `r`'s index is the first row's plus `r` steps) are stored as vectors.
+        #[cfg(target_arch = "x86_64")]
+        let vector_step =
+            (self.isa == Isa::Avx512 && !tail.is_spanned() && tail.dims[0].slot_stride == 1)
+                .then(|| even_index_step(&plan.reduced))
+                .flatten();
         if !parallel || items >= factor {
             let per_task = (TASK_ELEMENTS / per_item.max(1)).clamp(1, items.div_ceil(factor));
             let tasks = items.div_ceil(per_task);
@@ -225,6 +232,24 @@ impl Job<'_> {
                 for i in t * per_task..((t + 1) * per_task).min(items) {
                     let (base, lanes, slot, t0, count) = item(i);
                     self.fold_item::<T, LAST>(base, lanes, tail.stride, q, &mut state);
+                    #[cfg(target_arch = "x86_64")]
+                    if let (true, Some(step)) = (state.direct, vector_step) {
+                        // Rows listed from the first one, one step apart.
+                        let first = state.rows[0].1 as usize;
+                        let lanes = (state.scratch.rows_lanes(), T::SIZE, count);
+                        // SAFETY: each item's outputs are distinct slots, written by the one
+                        // task that reduces the item; `Isa::Avx512` is only chosen when the CPU
+                        // has AVX-512 F and BW.
+                        unsafe {
+                            outputs.store_scaled_avx512(
+                                slot + t0,
+                                lanes,
+                                step,
+                                self.finish::<LAST>(first),
+                            )
+                        };
+                        continue;
+                    }
                     // The result's two homes, each with its own loop (with few rows per
                     // output, as `[22, 120, 2, 570]` over axis 2, this loop is most of the
                     // time: a call through `dyn` and a branch per output took 64 % of it).

@@ -1806,6 +1806,48 @@ fn kept_dimensions_between_reduced_ones_walk_in_memory_order_and_match_the_refer
 }
 
 #[test]
+fn folded_tails_write_every_output_type_with_the_index_scale_and_offset() {
+    // A contiguous tail of kept outputs over one reduced dimension (the fold of rows, its
+    // results stored as vectors with AVX-512): `[u, 5, t]` over axis 1, and `[u, 5, t, 3]` with
+    // the last dimension broadcast, over axes 1 and 3 (each result `row * 3`, plus 2 with
+    // DECREASING), into 4- and 8-byte outputs.
+    let mut rng = Rng(7);
+    for data_type in [
+        DataType::Uint8,
+        DataType::Float16,
+        DataType::Int32,
+        DataType::Float64,
+    ] {
+        for t in [37u32, 300] {
+            let plain = laid_out(data_type, &[9, 5, t], &[0, 1, 2], &[0, 0, 0], &[], &mut rng);
+            let broadcast = laid_out(
+                data_type,
+                &[9, 5, t, 3],
+                &[0, 1, 2, 3],
+                &[0; 4],
+                &[3],
+                &mut rng,
+            );
+            for (input, axes) in [(&plain, &[1u32][..]), (&broadcast, &[1, 3][..])] {
+                for last in [false, true] {
+                    let expected = reference_argmax(&input.desc, &input.data, axes, last);
+                    for output_type in [DataType::Int32, DataType::Uint32, DataType::Uint64] {
+                        for isa in Isa::available() {
+                            let got = run_isa_into(input, axes, last, isa, output_type);
+                            assert_eq!(
+                                got, expected,
+                                "{data_type:?} t {t} axes {axes:?} last {last} into \
+                                 {output_type:?} {isa:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn transposed_groups_write_every_output_type_with_the_index_scale_and_offset() {
     // `[rows, L, 3]` with the last dimension broadcast (stride 0), reduced over axes 1 and 2:
     // each result is `position * 3`, plus 2 with DECREASING (the broadcast copy's last

@@ -7,7 +7,7 @@
 //! by a mask), then keeps, lane by lane, the best key so far and its position. Nothing is
 //! reduced across lanes, and the permutes' indices and masks depend only on `k`, so they are
 //! computed once per call ([`Steps`]). The group's results are widened, scaled and stored as
-//! vectors when their slots are consecutive ([`write_consecutive`]). The per-output kernel
+//! vectors when their slots are consecutive ([`Outputs::store_scaled`]). The per-output kernel
 //! ([`Prims::run_argmax`]: a masked load, a reduction across the vector, a compare to find the
 //! lane) took 3.9 ns an output on ArgMax FLOAT32 `[1760876, 4]` over axis 1 on one AMD EPYC
 //! (Zen 4) core, behind ONNX Runtime; this kernel about 1.1 ns. Not taken: gathers (slower
@@ -184,7 +184,14 @@ impl Transposed {
             let last = if whole { unit + rows } else { end };
             if found && self.slot_stride == 1 && scale <= u32::MAX as usize {
                 // SAFETY: the task's outputs are its own; AVX-512 F and BW.
-                unsafe { write_consecutive(outputs, unit, &positions, rows, scale as u32, offset) };
+                unsafe {
+                    outputs.store_scaled(
+                        unit,
+                        (positions_bytes(&positions), 4, rows),
+                        scale as u32,
+                        offset,
+                    )
+                };
                 unit = last;
                 continue;
             }
@@ -293,51 +300,10 @@ unsafe fn group_positions<T: Lanes, const LAST: bool>(
     nan == 0
 }
 
-/// Writes `positions[j] * scale + offset` as an `O` (4 or 8 bytes) into slot `slot + j`, for
-/// `j` in `0..n`, with vector stores: written one by one, the results of FLOAT16 `[1e6, 4]`
-/// over its last axis took about half of its time.
-///
-/// # Safety
-/// AVX-512 F and BW; no other thread may write these slots at the same time.
-///
-/// # Panics
-/// If a slot is outside the output.
-#[inline(always)]
-unsafe fn write_consecutive<O: FromIndex>(
-    outputs: &Outputs<O>,
-    slot: usize,
-    positions: &[u32; 64],
-    n: usize,
-    scale: u32,
-    offset: usize,
-) {
-    let dst = outputs.slots_at(slot, n);
-    let src = positions.as_ptr();
-    if O::SIZE == 8 {
-        let (scale, offset) = (
-            _mm512_set1_epi64(scale as i64),
-            _mm512_set1_epi64(offset as i64),
-        );
-        for c in (0..n).step_by(8) {
-            let wide = _mm512_cvtepu32_epi64(_mm256_loadu_si256(src.add(c).cast()));
-            // The low 32 bits of each lane by `scale`: positions and `scale` fit 32 bits.
-            let v = _mm512_add_epi64(_mm512_mul_epu32(wide, scale), offset);
-            let lanes = (n - c).min(8);
-            _mm512_mask_storeu_epi64(dst.add(8 * c).cast(), u8::MAX >> (8 - lanes), v);
-        }
-    } else {
-        debug_assert_eq!(O::SIZE, 4);
-        let (scale, offset) = (
-            _mm512_set1_epi32(scale as i32),
-            _mm512_set1_epi32(offset as i32),
-        );
-        for c in (0..n).step_by(16) {
-            let v = _mm512_loadu_si512(src.add(c).cast());
-            let v = _mm512_add_epi32(_mm512_mullo_epi32(v, scale), offset);
-            let lanes = (n - c).min(16);
-            _mm512_mask_storeu_epi32(dst.add(4 * c).cast(), u16::MAX >> (16 - lanes), v);
-        }
-    }
+/// The bytes of `positions` (for [`Outputs::store_scaled`]).
+fn positions_bytes(positions: &[u32; 64]) -> &[u8] {
+    // SAFETY: any `u32` is four initialised bytes; the slice covers the array exactly.
+    unsafe { std::slice::from_raw_parts(positions.as_ptr().cast(), 4 * positions.len()) }
 }
 
 /// The lanes of `at` (of `T`'s width, 1, 2, 4 or 8 bytes, unsigned) as 32-bit integers, into
