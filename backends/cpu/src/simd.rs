@@ -62,6 +62,20 @@ fn probe() -> u8 {
     1
 }
 
+/// True when the CPU has AVX-512 VBMI (byte permutes across the whole vector), which the
+/// OneHot line kernel and ArgMax's transposed groups of 1-byte elements need besides
+/// [`Isa::Avx512`].
+pub(crate) fn has_avx512_vbmi() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512vbmi")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// True when the CPU has the AVX-512 subsets the kernels use (F and BW).
 #[cfg(target_arch = "x86_64")]
 fn cpu_has_avx512() -> bool {

@@ -24,14 +24,9 @@ use super::lanes::Lanes;
 use super::plan::{Dim, Plan};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
-use crate::simd::Isa;
+use crate::simd::{has_avx512_vbmi, Isa};
 use crate::thresholds::{ARGMAX_TRANSPOSED_MAX_BYTE_PITCH, ARGMAX_TRANSPOSED_MAX_PITCH_BYTES};
 use std::arch::x86_64::*;
-
-/// True when the CPU has AVX-512 VBMI (the byte permutes of 1-byte elements).
-fn has_vbmi() -> bool {
-    std::is_x86_feature_detected!("avx512vbmi")
-}
 
 /// The longest pitch, in elements, hence the most steps of a run.
 const MAX_STEPS: usize = if ARGMAX_TRANSPOSED_MAX_BYTE_PITCH > ARGMAX_TRANSPOSED_MAX_PITCH_BYTES / 2
@@ -83,7 +78,7 @@ impl Transposed {
             ARGMAX_TRANSPOSED_MAX_PITCH_BYTES
         };
         isa == Isa::Avx512
-            && (T::SIZE >= 2 || has_vbmi())
+            && (T::SIZE >= 2 || has_avx512_vbmi())
             && run.stride == 1
             && run.size >= 2
             && unit.size >= 64 / T::SIZE
@@ -385,8 +380,8 @@ mod tests {
         let bytes = |pitch: usize| {
             Transposed::new::<u8>(&[dim(100, pitch, false)], run, Isa::Avx512).is_some()
         };
-        assert_eq!(bytes(4), has_vbmi());
-        assert_eq!(bytes(16), has_vbmi());
+        assert_eq!(bytes(4), has_avx512_vbmi());
+        assert_eq!(bytes(16), has_avx512_vbmi());
         assert!(!bytes(17));
         assert!(
             Transposed::new::<f32>(&[dim(100, 4, false)], dim(1, 1, true), Isa::Avx512).is_none()

@@ -20,7 +20,7 @@
 
 use super::{Fill, Indices, Value};
 use crate::element::OneHotIndex;
-use crate::simd::{prefetch_ahead, Isa};
+use crate::simd::{has_avx512_vbmi, prefetch_ahead, Isa};
 use crate::thresholds::{
     ONE_HOT_LINES_BLOCK_ROWS as BLOCK_ROWS, ONE_HOT_LINES_MAX_DEPTH, ONE_HOT_LINES_MIN_BYTES,
     ONE_HOT_WIDE_INDEX_PREFETCH_BYTES as WIDE_PREFETCH_BYTES,
@@ -66,7 +66,7 @@ impl LineTables {
             && (1..=ONE_HOT_LINES_MAX_DEPTH).contains(&depth)
             && bytes >= ONE_HOT_LINES_MIN_BYTES
             && isa == Isa::Avx512
-            && has_vbmi();
+            && has_avx512_vbmi();
         fits.then(|| LineTables::shared(depth, size))
     }
 
@@ -99,18 +99,6 @@ impl LineTables {
             whole_rows: lanes / depth,
             extra_columns: lanes % depth,
         }
-    }
-}
-
-/// True when the CPU has AVX-512 VBMI (byte permutes across the whole vector).
-fn has_vbmi() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512vbmi")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
