@@ -159,6 +159,7 @@ impl Transposed {
         let rows = 64 / T::SIZE;
         let group_bytes = 64 * self.pitch;
         let mut positions = [0u32; 64];
+        let mut indices = [0usize; 64];
         // A result is `position * scale + offset`.
         let (scale, offset) = (run.index_stride, job.finish::<LAST>(0));
         let end = first + count;
@@ -190,21 +191,21 @@ impl Transposed {
                 unit = last;
                 continue;
             }
+            // Computed in a loop, not in the closure below: a closure does not inherit the
+            // target features of the function it is inlined into, so the per-output kernel's
+            // intrinsics were called out of line there (ArgMax INT64 `[84, 2]`: 0.7 -> 2.4 µs).
+            let n = last - unit;
+            for (j, index) in indices[..n].iter_mut().enumerate() {
+                let p = if found {
+                    positions[j] as usize
+                } else {
+                    job.run_position::<T, LAST, P>((unit + j) * self.pitch, run)
+                };
+                *index = job.finish::<LAST>(p * run.index_stride);
+            }
             // SAFETY: the task's outputs are its own.
             unsafe {
-                outputs.set_strided(
-                    unit * self.slot_stride,
-                    self.slot_stride,
-                    last - unit,
-                    |j| {
-                        let p = if found {
-                            positions[j] as usize
-                        } else {
-                            job.run_position::<T, LAST, P>((unit + j) * self.pitch, run)
-                        };
-                        job.finish::<LAST>(p * run.index_stride)
-                    },
-                )
+                outputs.set_strided(unit * self.slot_stride, self.slot_stride, n, |j| indices[j])
             };
             unit = last;
         }
