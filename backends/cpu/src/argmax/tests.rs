@@ -501,19 +501,7 @@ fn reference_argmax(desc: &TensorDesc, data: &[u8], axes: &[u32], last: bool) ->
 
 /// Runs the kernels with `isa` (UINT64 output) and returns the output indices.
 fn run_isa(input: &Tensor, axes: &[u32], last: bool, isa: Isa) -> Vec<u64> {
-    let mut out_sizes = input.desc.sizes.clone();
-    for &a in axes {
-        out_sizes[a as usize] = 1;
-    }
-    let desc = ArgMaxDesc {
-        input: input.desc.clone(),
-        output: TensorDesc::packed(DataType::Uint64, &out_sizes),
-        axes: axes.to_vec(),
-        axis_direction: if last { DEC } else { INC },
-    };
-    let mut output = crate::test_tensors::poisoned(&desc.output);
-    super::run_with(&desc, input, &mut output, isa).unwrap();
-    elements::<u64>(&output)
+    run_isa_into(input, axes, last, isa, DataType::Uint64)
 }
 
 /// [`run_isa`] into an output of `output_type` (32- or 64-bit), read back as `u64`.
@@ -563,6 +551,23 @@ fn check_all(input: &Tensor, axes: &[u32], what: &str) {
                     .position(|(a, b)| a != b)
                     .unwrap_or(usize::MAX),
             );
+        }
+    }
+}
+
+/// Checks every instruction set, both directions and the 32- and 64-bit output types against
+/// the reference.
+fn check_every_output_type(input: &Tensor, axes: &[u32], what: &str) {
+    for last in [false, true] {
+        let expected = reference_argmax(&input.desc, &input.data, axes, last);
+        for output_type in [DataType::Int32, DataType::Uint32, DataType::Int64] {
+            for isa in Isa::available() {
+                let got = run_isa_into(input, axes, last, isa, output_type);
+                assert_eq!(
+                    got, expected,
+                    "{what}: axes {axes:?} last {last} into {output_type:?} {isa:?}"
+                );
+            }
         }
     }
 }
@@ -1829,19 +1834,7 @@ fn folded_tails_write_every_output_type_with_the_index_scale_and_offset() {
                 &mut rng,
             );
             for (input, axes) in [(&plain, &[1u32][..]), (&broadcast, &[1, 3][..])] {
-                for last in [false, true] {
-                    let expected = reference_argmax(&input.desc, &input.data, axes, last);
-                    for output_type in [DataType::Int32, DataType::Uint32, DataType::Uint64] {
-                        for isa in Isa::available() {
-                            let got = run_isa_into(input, axes, last, isa, output_type);
-                            assert_eq!(
-                                got, expected,
-                                "{data_type:?} t {t} axes {axes:?} last {last} into \
-                                 {output_type:?} {isa:?}"
-                            );
-                        }
-                    }
-                }
+                check_every_output_type(input, axes, &format!("{data_type:?} t {t}"));
             }
         }
     }
@@ -1874,19 +1867,7 @@ fn transposed_groups_write_every_output_type_with_the_index_scale_and_offset() {
                 );
                 let plain = laid_out(data_type, &[rows, len], &[0, 1], &[0, 0], &[], &mut rng);
                 for (input, axes) in [(&broadcast, &[1u32, 2][..]), (&plain, &[1][..])] {
-                    for last in [false, true] {
-                        let expected = reference_argmax(&input.desc, &input.data, axes, last);
-                        for output_type in [DataType::Int32, DataType::Uint32, DataType::Int64] {
-                            for isa in Isa::available() {
-                                let got = run_isa_into(input, axes, last, isa, output_type);
-                                assert_eq!(
-                                    got, expected,
-                                    "{data_type:?} [{rows}, {len}] axes {axes:?} last {last} \
-                                     into {output_type:?} {isa:?}"
-                                );
-                            }
-                        }
-                    }
+                    check_every_output_type(input, axes, &format!("{data_type:?} [{rows}, {len}]"));
                 }
             }
         }
