@@ -11,8 +11,9 @@
 //! - **Scatter** (`inner <= ONE_HOT_SCATTER_MAX_INNER`, which includes the usual Axis-last
 //!   case, `inner == 1`): the output is cut into contiguous tasks, and each task into pieces
 //!   of [`ONE_HOT_IN_PLACE_PIECE_BYTES`] (of [`ONE_HOT_STAGE_BYTES`] when streamed). A piece is
-//!   filled with OffValue in whole aligned 64-byte lines ([`fill_pattern`]), then the OnValue of every sequence whose element `(o·depth + position)·inner + x`
-//!   falls in the piece is stored over it: the work is one store per 32 bytes plus one per
+//!   filled with OffValue in whole aligned 64-byte lines ([`fill_pattern`]), then the OnValue
+//!   of every sequence whose element `(o·depth + position)·inner + x` falls in the piece is
+//!   stored over it: the work is one store per 32 bytes (two per line with AVX2) plus one per
 //!   sequence, whatever the depth.
 //! - **Lines** ([`lines`], Axis last with a depth of at most
 //!   [`ONE_HOT_LINES_MAX_DEPTH`](crate::thresholds::ONE_HOT_LINES_MAX_DEPTH), AVX-512 VBMI):
@@ -399,9 +400,9 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
     }
     let mut cache = PositionCache::new(sequences_touched(f.shape, first, chunk.len() / V::SIZE));
     if !stream {
-        let piece = ONE_HOT_IN_PLACE_PIECE_BYTES / V::SIZE;
-        for (p, dst) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
-            scatter_piece(f, first + p * piece, dst, &mut cache);
+        let in_place_piece = ONE_HOT_IN_PLACE_PIECE_BYTES / V::SIZE;
+        for (p, dst) in chunk.chunks_mut(in_place_piece * V::SIZE).enumerate() {
+            scatter_piece(f, first + p * in_place_piece, dst, &mut cache);
         }
         return;
     }
