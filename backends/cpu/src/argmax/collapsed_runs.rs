@@ -25,7 +25,7 @@ use super::lanes::Lanes;
 use crate::simd::prefetch_ahead;
 use crate::simd::Isa;
 #[cfg(target_arch = "x86_64")]
-use crate::thresholds::ARGMAX_COLLAPSED_PREFETCH_BYTES;
+use crate::thresholds::{ARGMAX_COLLAPSED_PREFETCH_BYTES, ARGMAX_COLLAPSED_PREFETCH_STRIDE_BYTES};
 
 /// The running maxima of a collapsed fold: per output a vector of maxima (compare domain) and
 /// a vector of codes, reused across calls.
@@ -133,9 +133,9 @@ impl CollapsedRuns {
 /// (more than a vector, the last vector ending with the run: [`vector_start`]) per row,
 /// `pitch` bytes apart, each run's vectors folded into one vector of maxima and codes
 /// (`row × k + vector`), which is folded into its output's vector of `values` and `codes`.
-/// Returns false when a NaN was met (the results are then meaningless). Each line is
-/// prefetched [`ARGMAX_COLLAPSED_PREFETCH_BYTES`] ahead as it is read: the rows are read in
-/// memory order.
+/// Returns false when a NaN was met (the results are then meaningless). Vectors are
+/// prefetched [`ARGMAX_COLLAPSED_PREFETCH_BYTES`] ahead as they are read (the rows are read in
+/// memory order): every vector, or one in [`prefetch_every_vectors`].
 ///
 /// # Safety
 /// The CPU must support `W`'s instructions (this is inlined into such functions only); every
@@ -157,6 +157,7 @@ unsafe fn fold_body<T: Lanes, const LAST: bool, W: FoldVectors>(
     let base = data.as_ptr();
     let k = run_bytes.div_ceil(W::BYTES);
     let mut nans = W::no_nans();
+    let prefetch_every = prefetch_every_vectors(run_bytes, W::BYTES);
     for (r, &(offset, _)) in rows.iter().enumerate() {
         let row = base.add(offset * T::SIZE);
         let first_code = (r * k) as u32;
@@ -171,7 +172,9 @@ unsafe fn fold_body<T: Lanes, const LAST: bool, W: FoldVectors>(
             for j in 1..k {
                 // The same vectors whose positions `CollapsedRuns::best` decodes.
                 let q = p.add(vector_start(j, run_bytes, W::BYTES));
-                prefetch_ahead(q, ARGMAX_COLLAPSED_PREFETCH_BYTES);
+                if j & (prefetch_every - 1) == 0 {
+                    prefetch_ahead(q, ARGMAX_COLLAPSED_PREFETCH_BYTES);
+                }
                 let v = W::load::<T>(q);
                 W::fold::<T, LAST>(
                     &mut value,
@@ -225,6 +228,20 @@ unsafe fn fold_avx512<T: Lanes, const LAST: bool>(
     fold_body::<T, LAST, Avx512Fold>(data, rows, shape, buffers)
 }
 
+/// Every how many vectors of a run the fold prefetches (a power of two): one in
+/// [`ARGMAX_COLLAPSED_PREFETCH_STRIDE_BYTES`] when the vectors are 64 bytes and the runs whole
+/// strides of them, so that the prefetches fall every stride through the input; else every
+/// vector.
+#[cfg(target_arch = "x86_64")]
+fn prefetch_every_vectors(run_bytes: usize, vector_bytes: usize) -> usize {
+    let stride = ARGMAX_COLLAPSED_PREFETCH_STRIDE_BYTES;
+    if vector_bytes == 64 && run_bytes.is_multiple_of(stride) {
+        stride / vector_bytes
+    } else {
+        1
+    }
+}
+
 /// The first element of vector `vector` of a run of `run` elements in vectors of `lanes`
 /// (or, counted in bytes, its first byte): the last vector ends with the run, overlapping the
 /// one before when the run is not whole vectors (its elements then come twice, in two lanes,
@@ -233,4 +250,20 @@ unsafe fn fold_avx512<T: Lanes, const LAST: bool>(
 /// decodes by it.
 fn vector_start(vector: usize, run: usize, lanes: usize) -> usize {
     (vector * lanes).min(run - lanes)
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_whole_strides_prefetch_once_per_stride_and_others_every_vector() {
+        let stride = ARGMAX_COLLAPSED_PREFETCH_STRIDE_BYTES;
+        assert_eq!(prefetch_every_vectors(stride, 64), stride / 64);
+        assert_eq!(prefetch_every_vectors(4 * stride, 64), stride / 64);
+        assert_eq!(prefetch_every_vectors(stride + 64, 64), 1);
+        assert_eq!(prefetch_every_vectors(stride / 2, 64), 1);
+        assert_eq!(prefetch_every_vectors(stride, 32), 1);
+        assert!(prefetch_every_vectors(stride, 64).is_power_of_two());
+    }
 }
