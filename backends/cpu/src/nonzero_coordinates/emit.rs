@@ -813,28 +813,27 @@ impl<'a> Sink<'a> {
         // Borrowed, not copied: with a stage of `NONZERO_STAGE_BYTES`, this runs every few KiB
         // of rows.
         let traded = self.swap.as_ref().map(|swap| &swap.traded_rows);
-        // The traded rows out of line, so that the untraded loop stays inlined here as it was:
-        // with the tables a runtime value, or with a second instantiation beside it, that loop
-        // took 3–10 % longer (UINT8 `[1, 1, 1000, 1000]` at 5 %: 40.1 → 44.3 µs).
+        // The tables a constant where untraded: as a runtime value, the untraded loop took
+        // 3–10 % longer (UINT8 `[1, 1, 1000, 1000]` at 5 %: 40.1 → 44.3 µs). The loop is
+        // compiled with VBMI2 where the kernel has it (`run_words_kernel!`).
         // SAFETY: only the AVX-512 instantiations of `rows_body` get here (the CPU has
         // AVX-512 F, and VBMI2 with `AVX512_VBMI2`), for runs of a word or more whose cursor
         // holds `start`; the kernel writes a word only while a whole word's rows and the
         // overrun fit in `region`.
         let (done, bytes) = unsafe {
-            match traded {
-                Some(traded) => run_words_avx512_traded::<N>(
-                    dst, room, words, start, cursor, vbmi2, traded, before,
-                ),
-                None => run_words_avx512::<N, false>(
-                    dst,
-                    room,
-                    words,
-                    start,
-                    cursor,
-                    vbmi2,
-                    &[[0; 16]; MAX_N],
-                    before,
-                ),
+            match (traded, vbmi2) {
+                (Some(traded), true) => {
+                    run_words_vbmi2::<N, true>(dst, room, words, start, cursor, traded, before)
+                }
+                (None, true) => {
+                    run_words_vbmi2::<N, false>(dst, room, words, start, cursor, UNTRADED, before)
+                }
+                (Some(traded), false) => {
+                    run_words_avx512f::<N, true>(dst, room, words, start, cursor, traded, before)
+                }
+                (None, false) => {
+                    run_words_avx512f::<N, false>(dst, room, words, start, cursor, UNTRADED, before)
+                }
             }
         };
         let traded = traded.is_some();
@@ -1607,12 +1606,17 @@ unsafe fn word_rows<const N: usize>(
 /// With `TRADED`, `traded` (a [`ColumnSwap`]'s tables) in place of [`BLOCK_TABLES`]: the rows
 /// come out with their columns traded.
 ///
+/// Always inlined, into [`run_words_vbmi2`] or [`run_words_avx512f`], which set the target
+/// features: compiled with AVX-512 F alone, this loop called the VBMI2 compress of every word
+/// ([`few_vbmi2`], [`set_bit_positions`]) out of line, its vectors spilled around the call.
+/// Inlined, one core's UINT8 3e7 at 5 % went 2.58–2.66 → 1.72–1.97 ms, FLOAT32 at 5 %
+/// 6.4–6.6 → 5.8–6.2 (one process, libraries alternated, medians of 21).
+///
 /// # Safety
 /// The CPU must support AVX-512 F, and VBMI2 when `vbmi2`; `room` bytes writable at `dst`;
 /// the cursor's runs at least [`GROUP`] elements long.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,popcnt")]
-#[inline]
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_words_avx512<const N: usize, const TRADED: bool>(
     dst: *mut u8,
@@ -1708,26 +1712,46 @@ unsafe fn run_words_avx512<const N: usize, const TRADED: bool>(
     (words.len(), written)
 }
 
-/// [`run_words_avx512`] with `traded` tables, never inlined ([`Sink::vector_run_words`]).
-///
-/// # Safety
-/// As [`run_words_avx512`].
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,popcnt")]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn run_words_avx512_traded<const N: usize>(
-    dst: *mut u8,
-    room: usize,
-    words: &[u64],
-    start: usize,
-    cursor: &mut Cursor,
-    vbmi2: bool,
-    traded: &[[u32; 16]; MAX_N],
-    before: impl FnMut(usize),
-) -> (usize, usize) {
-    run_words_avx512::<N, true>(dst, room, words, start, cursor, vbmi2, traded, before)
+/// Defines `unsafe fn $name<const N: usize, const TRADED: bool>`: [`run_words_avx512`]
+/// compiled with the target features `$features`, VBMI2 among them when `$vbmi2`, so that the
+/// set bits' compress ([`few_vbmi2`], [`set_bit_positions`]) is inlined into the word loop.
+macro_rules! run_words_kernel {
+    ($(#[$doc:meta])* $name:ident, $vbmi2:literal, $features:literal) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        #[doc = concat!("As [`run_words_avx512`]; the CPU must support ", $features, ".")]
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const N: usize, const TRADED: bool>(
+            dst: *mut u8,
+            room: usize,
+            words: &[u64],
+            start: usize,
+            cursor: &mut Cursor,
+            traded: &[[u32; 16]; MAX_N],
+            before: impl FnMut(usize),
+        ) -> (usize, usize) {
+            run_words_avx512::<N, TRADED>(dst, room, words, start, cursor, $vbmi2, traded, before)
+        }
+    };
 }
+
+run_words_kernel!(
+    /// [`run_words_avx512`] with VBMI2.
+    run_words_vbmi2,
+    true,
+    "avx512f,avx512bw,avx512vbmi2,avx2,popcnt"
+);
+run_words_kernel!(
+    /// [`run_words_avx512`] without VBMI2.
+    run_words_avx512f,
+    false,
+    "avx512f,avx2,popcnt"
+);
+
+/// The tables [`run_words_avx512`] takes for untraded rows (unread: it uses [`BLOCK_TABLES`]).
+const UNTRADED: &[[u32; 16]; MAX_N] = &[[0; 16]; MAX_N];
 
 /// Bits `16 quarter ..` of `mask`, and their coordinates `first + j` packed into the low lanes.
 ///
