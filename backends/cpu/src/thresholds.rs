@@ -75,8 +75,16 @@ pub const ARGMAX_COLLAPSED_PREFETCH_STRIDE_BYTES: usize = 256;
 /// it reads them, past the end of the tail too. A group reads its rows side by side, more
 /// streams than the hardware prefetcher follows well: one AMD EPYC core, dev bench medians,
 /// FLOAT32 {4096,16384} axis 0 11.9 → 10.5 ms, FLOAT16 6.2 → 5.0 ms, padded rank 5 axes 1,3
-/// 9.7 → 4.9 ms; 1 KiB ahead gained less.
-pub const ARGMAX_FOLD_PREFETCH_BYTES: usize = 4096;
+/// 9.7 → 4.9 ms; 1 KiB ahead gained less. A group reads up to 8 rows side by side, so at
+/// 4 KiB the prefetch of short rows read in memory order (rows of 1–2 KiB) landed in rows the
+/// group was reading or had just read; at 16 KiB it lands past them. One AMD EPYC Zen 4 core, libraries alternated, medians of 15–21
+/// (4 → 8 → 16 KiB, ms): FLOAT32 `[59535, 140, 2]` axes 0,2 5.44 → 4.47 → 3.08, INT64
+/// `[68, 4, 1447, 15]` axis 2 2.88 → 2.31 → 2.20, FLOAT16 `[531, 5, 21, 6, 9]` axis 1 0.93 →
+/// 0.89 → 0.77, FLOAT32 `[2000, 30, 500]` axis 1 11.2 → 9.7 → 7.2; 4 → 16 KiB FLOAT32
+/// `[20000, 1000]` axis 0 5.1 → 4.4, INT64 `[344, 4545, 8]` axis 1 7.0 → 6.2. Padded rank 5
+/// axes 1,3 and `{64}^4` axes 1,3 did not move; UINT8 `[21, 12837, 5]` axes 0,1 lost 0.127 →
+/// 0.141 ms.
+pub const ARGMAX_FOLD_PREFETCH_BYTES: usize = 16384;
 
 /// ... and in rows of at least twice this many bytes (the prefetch then stays inside the row),
 /// this far ahead instead, into L1 (`kernels::long_fold_rows`). One AMD EPYC core (Zen 5,
@@ -86,7 +94,7 @@ pub const ARGMAX_FOLD_PREFETCH_BYTES: usize = 4096;
 /// axis 1 9.8–10.0 → 9.4, FLOAT32 {64}^4 axes 1,3 2.3 → 2.1–2.2; FLOAT16 axis 0 mixed (4.9 and
 /// 4.1 → 4.7 and 4.6). Rows of 240 bytes (padded
 /// rank 5 axes 1,3) were slower at 2 KiB (3.5–3.6 → 5.6–5.8 ms): their prefetch lands in the
-/// rows that follow, hence the 4 KiB distance for short rows.
+/// rows that follow, hence the longer distance for short rows ([`ARGMAX_FOLD_PREFETCH_BYTES`]).
 pub const ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES: usize = 2048;
 
 /// ... and in rows read in memory order, one chunk just after the last (the running maxima of
