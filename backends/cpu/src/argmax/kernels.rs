@@ -21,7 +21,8 @@ use crate::simd::{prefetch_ahead, prefetch_ahead_into};
 #[cfg(target_arch = "x86_64")]
 use crate::thresholds::{
     ARGMAX_FOLD_PREFETCH_BYTES, ARGMAX_FOLD_PREFETCH_LONG_ROW_BYTES,
-    ARGMAX_FOLD_PREFETCH_STREAM_BYTES, ARGMAX_RUN_PREFETCH_BYTES,
+    ARGMAX_FOLD_PREFETCH_MAX_SPAN_BYTES, ARGMAX_FOLD_PREFETCH_STREAM_BYTES,
+    ARGMAX_RUN_PREFETCH_BYTES,
 };
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -1570,8 +1571,10 @@ fn row_group<T: Lanes, W: FoldVectors>() -> usize {
 /// vector's worth): `values` gets each lane's maximum in the compare domain and `rows_of` the
 /// number of the row it came from (the first or, with `LAST`, the last such row). Returns
 /// false when a NaN was met (the results are then meaningless). Each row is prefetched
-/// [`fold_prefetch_bytes`] ahead as it is read ([`ARGMAX_FOLD_PREFETCH_STREAM_BYTES`] for rows
-/// read in memory order, [`RunningChunk::in_memory_order`]), into L1 when `INTO_L1`
+/// as it is read: to the next group's rows where the rows are evenly spaced
+/// ([`next_group_distance`]), else [`fold_prefetch_bytes`] ahead
+/// ([`ARGMAX_FOLD_PREFETCH_STREAM_BYTES`] for rows read in memory order,
+/// [`RunningChunk::in_memory_order`]); into L1 when `INTO_L1`
 /// ([`fold_prefetch_into_l1`]), else into L2.
 ///
 /// # Safety
@@ -1666,11 +1669,15 @@ pub(crate) unsafe fn fold_rows_body<
     }
     let base = data.as_ptr();
     let row_group = row_group::<T, W>();
-    let ahead = match start {
-        FoldStart::Running {
-            in_memory_order: true,
-            ..
-        } => ARGMAX_FOLD_PREFETCH_STREAM_BYTES,
+    let ahead = match (start, next_group_distance(rows, row_group, T::SIZE)) {
+        (_, Some(distance)) => distance,
+        (
+            FoldStart::Running {
+                in_memory_order: true,
+                ..
+            },
+            None,
+        ) => ARGMAX_FOLD_PREFETCH_STREAM_BYTES,
         _ => fold_prefetch_bytes(bytes),
     };
     let mut nans = W::no_nans();
@@ -1767,6 +1774,23 @@ fn fold_prefetch_bytes(row_bytes: usize) -> usize {
     }
 }
 
+/// How far ahead [`fold_rows_body`] prefetches rows that lie evenly spaced in increasing
+/// memory order, `group` of them read side by side: to the rows of the next group (the group's
+/// span, [`ARGMAX_FOLD_PREFETCH_BYTES`] at least), or `None` (the distance by row length,
+/// [`fold_prefetch_bytes`]) when the rows are not so spaced or the span is over
+/// [`ARGMAX_FOLD_PREFETCH_MAX_SPAN_BYTES`]. Only the ends are checked: a list spaced otherwise
+/// between them prefetches less usefully, with the same results.
+#[cfg(target_arch = "x86_64")]
+fn next_group_distance(rows: &[Row], group: usize, size: usize) -> Option<usize> {
+    let (&(first, _), &(last, _)) = (rows.first()?, rows.last()?);
+    let spacing = rows.get(1)?.0.checked_sub(first).filter(|&s| s > 0)?;
+    if spacing.checked_mul(rows.len() - 1)?.checked_add(first)? != last {
+        return None;
+    }
+    let span = spacing * size * group;
+    (span <= ARGMAX_FOLD_PREFETCH_MAX_SPAN_BYTES).then(|| span.max(ARGMAX_FOLD_PREFETCH_BYTES))
+}
+
 /// One vector (bytes `o..o + W::BYTES` of every row) of [`fold_rows_body`]: rows starting at
 /// `starts`, numbered `numbers`, folded into the running maxima at `vp + o` and their rows at
 /// `rp + o`; returns `nans` with this vector's NaNs added. Taken as a pair with itself, a
@@ -1802,6 +1826,31 @@ unsafe fn fold_one_vector<T: Lanes, const LAST: bool, W: FoldVectors, const INTO
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn evenly_spaced_rows_prefetch_the_next_group_and_others_by_row_length() {
+        let rows =
+            |offsets: &[usize]| -> Vec<Row> { offsets.iter().map(|&offset| (offset, 0)).collect() };
+        let min = ARGMAX_FOLD_PREFETCH_BYTES;
+        // 7 rows of 100 four-byte elements span less than the least distance.
+        let short: Vec<usize> = (0..20).map(|k| 5 + 100 * k).collect();
+        assert_eq!(next_group_distance(&rows(&short), 7, 4), Some(min));
+        // Rows of 8 KiB: the next group is 7 rows on.
+        let long: Vec<usize> = (0..20).map(|k| 2048 * k).collect();
+        assert_eq!(next_group_distance(&rows(&long), 7, 4), Some(7 * 8192));
+        // A span over the most: by row length.
+        let max = ARGMAX_FOLD_PREFETCH_MAX_SPAN_BYTES;
+        let wide: Vec<usize> = (0..20).map(|k| max * k).collect();
+        assert_eq!(next_group_distance(&rows(&wide), 2, 1), None);
+        assert_eq!(next_group_distance(&rows(&wide), 1, 1), Some(max));
+        // Uneven, descending, repeated or single rows: by row length.
+        assert_eq!(next_group_distance(&rows(&[0, 10, 30]), 7, 4), None);
+        assert_eq!(next_group_distance(&rows(&[30, 20, 10]), 7, 4), None);
+        assert_eq!(next_group_distance(&rows(&[10, 10, 10]), 7, 4), None);
+        assert_eq!(next_group_distance(&rows(&[10]), 7, 4), None);
+        assert_eq!(next_group_distance(&[], 7, 4), None);
+    }
     use crate::test_tensors::{seeded_bytes, Scalar};
     use half::f16;
 
