@@ -1609,8 +1609,10 @@ unsafe fn word_rows<const N: usize>(
 /// Always inlined, into [`run_words_vbmi2`] or [`run_words_avx512f`], which set the target
 /// features: compiled with AVX-512 F alone, this loop called the VBMI2 compress of every word
 /// ([`few_vbmi2`], [`set_bit_positions`]) out of line, its vectors spilled around the call.
-/// Inlined, one core's UINT8 3e7 at 5 % went 2.58–2.66 → 1.72–1.97 ms, FLOAT32 at 5 %
-/// 6.4–6.6 → 5.8–6.2 (one process, libraries alternated, medians of 21).
+/// Inlined, on one core (one process, libraries alternated, medians of 21), rank 1
+/// `[30000000]` at 5 % went 2.58–2.66 → 1.72–1.97 ms in UINT8 and 6.4–6.6 → 5.8–6.2 in
+/// FLOAT32; with rows of 4 coordinates (`[3, 10, 1000, 1000]`), whose permutes and stores
+/// weigh more, UINT8 5 % 2.51 → 2.42 and FLOAT32 6.65 → 6.57, and 50 % did not move.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, and VBMI2 when `vbmi2`; `room` bytes writable at `dst`;
