@@ -242,6 +242,20 @@ pub const NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES: usize = 16 << 10;
 /// applies to.
 pub const NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES: usize = 4;
 
+/// NonZeroCoordinates on AMD CPUs with the AVX-512 row kernels: the most nonzero share of a
+/// chunk of elements wider than one byte (several cache lines a mask word) whose read-ahead
+/// of the next chunk goes into L1 rather than L2 (one-byte elements: a quarter). One AMD EPYC
+/// Zen 4 core, medians of 31 calls, L2 → L1, ms: FLOAT16 `[7403382]` 0.1 % 0.95–0.98 →
+/// 0.73–0.76, 1 % 0.83 → 0.75, 2 % 0.83 → 0.77, `[650, 9700]` 2 % 0.69 → 0.67; FLOAT32
+/// `[7403382]` 0.1 % 1.71 → 1.50, 1 % 1.65 → 1.41, 2 % 1.57 → 1.34, `[3, 10, 1000, 1000]`
+/// 1 % 5.78 → 5.68; two threads FLOAT16 0.1 % 0.46 → 0.39, FLOAT32 `[3, 10, 1000, 1000]`
+/// 1 % 3.80 → 3.49. At 5 % it went both ways (FLOAT16 `[650, 9700]` 0.71 → 0.74, FLOAT32
+/// `[7403382]` 1.66 → 1.50), hence 2 %. Libraries alternated in one process, one core,
+/// medians of 21–31: FLOAT16 `[7403382]` 0.1 % 1.08 → 0.85, FLOAT32 `[7403382]` 1 % 1.72 →
+/// 1.51, FLOAT16 `[650, 9700]` 2 % 0.91 → 0.81; FLOAT32 `[3, 10, 1000, 1000]` 1 % lost, 5.70 →
+/// 5.89 and 5.84 → 6.18 (rows of 4 coordinates: a longer row pass).
+pub const NONZERO_WIDE_L1_READ_AHEAD_DENSITY: f64 = 0.02;
+
 /// NonZeroCoordinates: elements per nonzero bit mask.
 pub const NONZERO_MASK_GROUP: usize = 64;
 

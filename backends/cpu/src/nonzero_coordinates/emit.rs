@@ -22,7 +22,7 @@ use crate::simd::{amd_cpu, copy_streaming, prefetch_ahead_into, stream_fence, Is
 use crate::strided::MAX_DIMS;
 use crate::thresholds::{
     NONZERO_DENSE_GROUP as DENSE_GROUP, NONZERO_GATHER as GATHER,
-    NONZERO_STAGE_BYTES as STAGE_BYTES,
+    NONZERO_STAGE_BYTES as STAGE_BYTES, NONZERO_WIDE_L1_READ_AHEAD_DENSITY,
 };
 
 /// The most coordinates per row (DirectML tensors have at most 8 dimensions).
@@ -421,17 +421,23 @@ fn read_ahead_lines(ahead: &[u8], words: &[u64]) -> usize {
 /// Whether the read-ahead of the next chunk goes into L1 (`prefetcht0`), for a chunk of
 /// `elements` elements holding `rows` nonzero ones whose words each read `lines` cache lines
 /// ahead: with the AVX-512 row kernels on AMD CPUs, for one-byte elements (one line a word)
-/// at most a quarter nonzero, where it was faster; elsewhere into L2.
+/// at most a quarter nonzero and wider ones at most [`NONZERO_WIDE_L1_READ_AHEAD_DENSITY`],
+/// where it was faster; elsewhere into L2.
 ///
 /// AMD EPYC (Zen 5), libraries alternated, medians of 14–30, UINT8 `[3, 10, 1000, 1000]`, one
 /// thread, at 5 %: 1.60–1.78 → 1.50–1.67 ms back to back, 1.78–2.07 → 1.72–2.03 after another
 /// call (the bandwidth probe's, ONNX Runtime's, numpy's); two threads 1.00 → 0.99. At 50 %
 /// 1–3 % slower (7.43–7.80 → 7.67–8.01), at 90 % 1 %, hence the density. FLOAT32 went both
 /// ways (5 %: one thread 4.72 → 4.66, two 2.75 → 2.83; 50 % 9.43 → 9.57), so wider elements
-/// keep L2. On Sapphire Rapids `prefetcht0` made one thread's FLOAT32 rows 20 % slower (see
+/// keep L2 above a few per cent. On Sapphire Rapids `prefetcht0` made one thread's FLOAT32 rows 20 % slower (see
 /// [`prefetch_ahead`](crate::simd::prefetch_ahead)).
 fn read_ahead_into_l1(lines: usize, rows: usize, elements: usize) -> bool {
-    lines == 1 && 4 * rows <= elements && amd_cpu()
+    let most = if lines == 1 {
+        0.25
+    } else {
+        NONZERO_WIDE_L1_READ_AHEAD_DENSITY
+    };
+    amd_cpu() && rows as f64 <= most * elements as f64
 }
 
 /// The body of [`write_rows`]: for each set bit, the run that holds it (the cursor moves
@@ -1845,6 +1851,19 @@ unsafe fn lane_coordinates<const LANE: i32>(
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_ahead_goes_into_l1_on_amd_for_sparse_chunks_only() {
+        let amd = amd_cpu();
+        // One line a word: up to a quarter nonzero.
+        assert_eq!(read_ahead_into_l1(1, 25, 100), amd);
+        assert!(!read_ahead_into_l1(1, 26, 100));
+        // Several lines a word: up to `NONZERO_WIDE_L1_READ_AHEAD_DENSITY`.
+        assert_eq!(read_ahead_into_l1(2, 2, 100), amd);
+        assert_eq!(read_ahead_into_l1(4, 0, 100), amd);
+        assert!(!read_ahead_into_l1(2, 3, 100));
+        assert!(!read_ahead_into_l1(8, 25, 100));
+    }
 
     /// The rows `batch` must write for `mask`: `template` with `first + j` last, per set bit.
     fn expected_rows(n: usize, mask: u64, first: u32, template: &[u8; 4 * MAX_N]) -> Vec<u8> {
