@@ -77,8 +77,8 @@ pub const ARGMAX_COLLAPSED_PREFETCH_STRIDE_BYTES: usize = 256;
 /// FLOAT32 {4096,16384} axis 0 11.9 → 10.5 ms, FLOAT16 6.2 → 5.0 ms, padded rank 5 axes 1,3
 /// 9.7 → 4.9 ms; 1 KiB ahead gained less. A group reads up to 8 rows side by side, so at
 /// 4 KiB the prefetch of short rows read in memory order (rows of 1–2 KiB) landed in rows the
-/// group was reading or had just read; at 16 KiB it lands past them. One AMD EPYC Zen 4 core, libraries alternated, medians of 15–21
-/// (4 → 8 → 16 KiB, ms): FLOAT32 `[59535, 140, 2]` axes 0,2 5.44 → 4.47 → 3.08, INT64
+/// group was reading or had just read; at 16 KiB it lands past them. One AMD EPYC Zen 4
+/// core, libraries alternated, medians of 15–21 (4 → 8 → 16 KiB, ms): FLOAT32 `[59535, 140, 2]` axes 0,2 5.44 → 4.47 → 3.08, INT64
 /// `[68, 4, 1447, 15]` axis 2 2.88 → 2.31 → 2.20, FLOAT16 `[531, 5, 21, 6, 9]` axis 1 0.93 →
 /// 0.89 → 0.77, FLOAT32 `[2000, 30, 500]` axis 1 11.2 → 9.7 → 7.2; 4 → 16 KiB FLOAT32
 /// `[20000, 1000]` axis 0 5.1 → 4.4, INT64 `[344, 4545, 8]` axis 1 7.0 → 6.2. Padded rank 5

@@ -1826,6 +1826,8 @@ unsafe fn fold_one_vector<T: Lanes, const LAST: bool, W: FoldVectors, const INTO
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_tensors::{seeded_bytes, Scalar};
+    use half::f16;
 
     #[cfg(target_arch = "x86_64")]
     #[test]
@@ -1851,8 +1853,6 @@ mod tests {
         assert_eq!(next_group_distance(&rows(&[10]), 7, 4), None);
         assert_eq!(next_group_distance(&[], 7, 4), None);
     }
-    use crate::test_tensors::{seeded_bytes, Scalar};
-    use half::f16;
 
     /// Keys and positions the plain way: every element compared by its key.
     fn reference_locate<T: OrderKey>(bytes: &[u8], key: T::Key, last: bool) -> usize {

@@ -429,8 +429,8 @@ fn read_ahead_lines(ahead: &[u8], words: &[u64]) -> usize {
 /// call (the bandwidth probe's, ONNX Runtime's, numpy's); two threads 1.00 → 0.99. At 50 %
 /// 1–3 % slower (7.43–7.80 → 7.67–8.01), at 90 % 1 %, hence the density. FLOAT32 went both
 /// ways (5 %: one thread 4.72 → 4.66, two 2.75 → 2.83; 50 % 9.43 → 9.57), so wider elements
-/// keep L2 above a few per cent. On Sapphire Rapids `prefetcht0` made one thread's FLOAT32 rows 20 % slower (see
-/// [`prefetch_ahead`](crate::simd::prefetch_ahead)).
+/// keep L2 above a few per cent. On Sapphire Rapids `prefetcht0` made one thread's FLOAT32
+/// rows 20 % slower (see [`prefetch_ahead`](crate::simd::prefetch_ahead)).
 fn read_ahead_into_l1(lines: usize, rows: usize, elements: usize) -> bool {
     let most = if lines == 1 {
         0.25
