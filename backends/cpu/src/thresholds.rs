@@ -78,12 +78,12 @@ pub const ARGMAX_COLLAPSED_PREFETCH_STRIDE_BYTES: usize = 256;
 /// 9.7 → 4.9 ms; 1 KiB ahead gained less. A group reads up to 8 rows side by side, so at
 /// 4 KiB the prefetch of short rows read in memory order (rows of 1–2 KiB) landed in rows the
 /// group was reading or had just read; at 16 KiB it lands past them. One AMD EPYC Zen 4
-/// core, libraries alternated, medians of 15–21 (4 → 8 → 16 KiB, ms): FLOAT32 `[59535, 140, 2]` axes 0,2 5.44 → 4.47 → 3.08, INT64
-/// `[68, 4, 1447, 15]` axis 2 2.88 → 2.31 → 2.20, FLOAT16 `[531, 5, 21, 6, 9]` axis 1 0.93 →
-/// 0.89 → 0.77, FLOAT32 `[2000, 30, 500]` axis 1 11.2 → 9.7 → 7.2; 4 → 16 KiB FLOAT32
-/// `[20000, 1000]` axis 0 5.1 → 4.4, INT64 `[344, 4545, 8]` axis 1 7.0 → 6.2. Padded rank 5
-/// axes 1,3 and `{64}^4` axes 1,3 did not move; UINT8 `[21, 12837, 5]` axes 0,1 lost 0.127 →
-/// 0.141 ms.
+/// core, libraries alternated, medians of 15–21 (4 → 8 → 16 KiB, ms): FLOAT32
+/// `[59535, 140, 2]` axes 0,2 5.44 → 4.47 → 3.08, INT64 `[68, 4, 1447, 15]` axis 2 2.88 →
+/// 2.31 → 2.20, FLOAT16 `[531, 5, 21, 6, 9]` axis 1 0.93 → 0.89 → 0.77, FLOAT32
+/// `[2000, 30, 500]` axis 1 11.2 → 9.7 → 7.2; 4 → 16 KiB FLOAT32 `[20000, 1000]` axis 0
+/// 5.1 → 4.4, INT64 `[344, 4545, 8]` axis 1 7.0 → 6.2. Padded rank 5 axes 1,3 and `{64}^4`
+/// axes 1,3 did not move; UINT8 `[21, 12837, 5]` axes 0,1 lost 0.127 → 0.141 ms.
 pub const ARGMAX_FOLD_PREFETCH_BYTES: usize = 16384;
 
 /// ... and in rows of at least twice this many bytes (the prefetch then stays inside the row),

@@ -1669,17 +1669,13 @@ pub(crate) unsafe fn fold_rows_body<
     }
     let base = data.as_ptr();
     let row_group = row_group::<T, W>();
-    let ahead = match (start, next_group_distance(rows, row_group, T::SIZE)) {
-        (_, Some(distance)) => distance,
-        (
-            FoldStart::Running {
-                in_memory_order: true,
-                ..
-            },
-            None,
-        ) => ARGMAX_FOLD_PREFETCH_STREAM_BYTES,
+    let ahead = next_group_distance(rows, row_group, T::SIZE).unwrap_or(match start {
+        FoldStart::Running {
+            in_memory_order: true,
+            ..
+        } => ARGMAX_FOLD_PREFETCH_STREAM_BYTES,
         _ => fold_prefetch_bytes(bytes),
-    };
+    });
     let mut nans = W::no_nans();
     let mut r = 0;
     while r < rows.len() {
