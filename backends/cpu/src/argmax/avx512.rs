@@ -25,7 +25,9 @@ use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::prefetch_ahead;
 #[cfg(target_arch = "x86_64")]
-use crate::thresholds::{ARGMAX_RUN_PREFETCH_BYTES, ARGMAX_SHORT_RUN_BYTES as SHORT_RUN_BYTES};
+use crate::thresholds::{
+    ARGMAX_ONE_PASS_RUN_BYTES, ARGMAX_RUN_PREFETCH_BYTES, ARGMAX_SHORT_RUN_BYTES as SHORT_RUN_BYTES,
+};
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
@@ -73,6 +75,28 @@ pub(crate) trait Lanes512 {
     /// # Safety
     /// AVX-512 F and BW.
     unsafe fn nan_mask512(v: __m512i) -> u64;
+
+    /// `watch` updated with the vector `v` (compare domain) for [`Lanes512::watched_nan512`]:
+    /// a NaN check with vector instructions only. A second mask compare per vector (after
+    /// the one that picks the winning lanes) halved the bandwidth of a one-pass kernel on an
+    /// AMD Zen 4 core. Types without NaN return `watch`.
+    ///
+    /// # Safety
+    /// AVX-512 F and BW.
+    #[inline(always)]
+    unsafe fn nan_watch512(watch: __m512i, _v: __m512i) -> __m512i {
+        watch
+    }
+
+    /// Whether a vector given to [`Lanes512::nan_watch512`], starting from all zeros, held a
+    /// NaN.
+    ///
+    /// # Safety
+    /// AVX-512 F and BW.
+    #[inline(always)]
+    unsafe fn watched_nan512(_watch: __m512i) -> bool {
+        false
+    }
 
     /// The maximum of the `n` bytes (at least 64, whole elements) at `p` in the compare
     /// domain, in every lane of a 256-bit vector, when a pass cheaper than
@@ -241,6 +265,17 @@ impl Lanes512 for f32 {
         let v = _mm512_castsi512_ps(v);
         u64::from(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v))
     }
+
+    /// The largest magnitude's bits so far: a NaN's are above infinity's.
+    #[inline(always)]
+    unsafe fn nan_watch512(watch: __m512i, v: __m512i) -> __m512i {
+        _mm512_max_epu32(watch, _mm512_and_si512(v, _mm512_set1_epi32(0x7fff_ffff)))
+    }
+
+    #[inline(always)]
+    unsafe fn watched_nan512(watch: __m512i) -> bool {
+        _mm512_cmpgt_epu32_mask(watch, _mm512_set1_epi32(0x7f80_0000)) != 0
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -278,6 +313,17 @@ impl Lanes512 for f64 {
     unsafe fn nan_mask512(v: __m512i) -> u64 {
         let v = _mm512_castsi512_pd(v);
         u64::from(_mm512_cmp_pd_mask::<_CMP_UNORD_Q>(v, v))
+    }
+
+    /// The largest magnitude's bits so far: a NaN's are above infinity's.
+    #[inline(always)]
+    unsafe fn nan_watch512(watch: __m512i, v: __m512i) -> __m512i {
+        _mm512_max_epu64(watch, _mm512_and_si512(v, _mm512_set1_epi64(i64::MAX)))
+    }
+
+    #[inline(always)]
+    unsafe fn watched_nan512(watch: __m512i) -> bool {
+        _mm512_cmpgt_epu64_mask(watch, _mm512_set1_epi64(0x7ff0_0000_0000_0000)) != 0
     }
 }
 
@@ -443,6 +489,10 @@ impl Prims for Avx512Prims {
         } else if len <= medium_run_bytes::<T>() {
             // SAFETY: the caller runs with AVX-512 F and BW; 257 to 512 bytes.
             unsafe { medium_run_argmax::<T, LAST>(bytes.as_ptr(), len) }
+        } else if T::SIZE >= 4 && len <= ARGMAX_ONE_PASS_RUN_BYTES {
+            // SAFETY: the caller runs with AVX-512 F and BW; elements of 4 or 8 bytes, more
+            // than 384 bytes, far fewer than 2^31 elements.
+            unsafe { one_pass_run_argmax::<T, LAST>(bytes.as_ptr(), len) }
         } else {
             // SAFETY: the caller runs with AVX-512 F and BW; more than 64 bytes.
             unsafe { run_argmax_body::<T, LAST, Avx512Prims>(bytes) }
@@ -575,8 +625,8 @@ fn winning_lane<const LAST: bool, const VECTORS: usize>(
 }
 
 /// The longest run [`medium_run_argmax`] takes for elements of `T`: eight vectors of
-/// floating-point elements of 4 bytes or more, six of the others. Longer runs go to the
-/// run-block kernel. At seven and eight vectors this kernel won only where the block kernel
+/// floating-point elements of 4 bytes or more, six of the others. Longer runs go to
+/// [`one_pass_run_argmax`] (elements of 4 or 8 bytes) or the run-block kernel. At seven and eight vectors this kernel won only where the block kernel
 /// also tests for NaNs (one thread, medians of 15, block kernel → this: FLOAT32 runs of 112
 /// elements 2.17 → 1.68 ms, of 128 2.09 → 1.77; INT32 runs of 112 1.93 → 2.16, INT64 runs
 /// of 64 1.82 → 2.3–2.5; FLOAT16 runs of 250 2.70 → 2.73).
@@ -660,6 +710,188 @@ unsafe fn medium_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) 
         T::eq_mask512(v7, max) & r7,
     ];
     winning_lane::<LAST, 8>(winners, lanes)
+}
+
+/// The position of the first (or, with `LAST`, the last) maximum of the `n` bytes (whole
+/// elements of 4 or 8 bytes, more than four vectors) at `p`, in one pass with no branch on
+/// the data: four running maxima, each lane with the position of the element it holds, then
+/// the lowest (highest) position among the lanes that hold the overall maximum. None when a
+/// NaN appears ([`Lanes512::watched_nan512`]). Runs up to [`ARGMAX_ONE_PASS_RUN_BYTES`].
+///
+/// The run-block kernel (the maximum, then a second pass that stops at the vector holding
+/// it) mispredicted that stop about once a run, and the next run's loads waited for it: one
+/// AMD EPYC Zen 4 core, libraries alternated, medians of 15, ms, FLOAT32 over axis 1
+/// `[60000, 500]` 7.8–13.3 → 4.2 (by the build's code layout; numpy 5.1), `[30000, 1000]`
+/// 5.1–8.9 → 4.2, `[120000, 250]` 5.5 → 4.3, `[15000, 2000]` 4.8–5.8 → 4.3; INT64
+/// `[60000, 200]` 4.3 → 3.4 (numpy 4.7).
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; `T::SIZE` is 4 or 8; `256 < n` readable bytes at
+/// `p`, `n / T::SIZE` below 2^31.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn one_pass_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) -> Option<usize> {
+    // As in `block_max`: the first vector at `p`, then whole lines from the first line
+    // boundary, then the last vector ending at the run's end. A lane's `from` is the element
+    // position of its vector's first lane, so a lane read twice keeps its position.
+    let skew = bytes_to_boundary::<T>(p, 64);
+    let q = p.add(skew);
+    let whole = (n - skew) / 64;
+    let at = |j: usize| (skew + j * 64) / T::SIZE;
+    // Named running maxima and positions, not arrays: an array indexed in the unrolled loop
+    // was kept in memory, a store and a reload per vector.
+    let (mut b0, mut b1, mut b2, mut b3) = (
+        T::load512(p),
+        T::load512(q),
+        T::load512(q.add(64)),
+        T::load512(q.add(128)),
+    );
+    let (mut f0, mut f1, mut f2, mut f3) = (
+        splat_lanes::<T>(0),
+        splat_lanes::<T>(at(0)),
+        splat_lanes::<T>(at(1)),
+        splat_lanes::<T>(at(2)),
+    );
+    let mut nans = _mm512_setzero_si512();
+    for v in [b0, b1, b2, b3] {
+        nans = T::nan_watch512(nans, v);
+    }
+    // A macro, not a closure: a closure would not take the caller's AVX-512 features.
+    macro_rules! offer {
+        ($best:ident, $from:ident, $v:expr, $at:expr) => {{
+            let v = $v;
+            nans = T::nan_watch512(nans, v);
+            let wins = if LAST {
+                !T::gt_mask512($best, v)
+            } else {
+                T::gt_mask512(v, $best)
+            };
+            $best = blend_lanes::<T>(wins, $best, v);
+            $from = set_lanes::<T>(wins, $from, $at);
+        }};
+    }
+    let mut j = 3;
+    while j + 4 <= whole {
+        let r = q.add(j * 64);
+        prefetch_ahead(r, ARGMAX_RUN_PREFETCH_BYTES);
+        offer!(b0, f0, T::load512(r), at(j));
+        prefetch_ahead(r.add(64), ARGMAX_RUN_PREFETCH_BYTES);
+        offer!(b1, f1, T::load512(r.add(64)), at(j + 1));
+        prefetch_ahead(r.add(128), ARGMAX_RUN_PREFETCH_BYTES);
+        offer!(b2, f2, T::load512(r.add(128)), at(j + 2));
+        prefetch_ahead(r.add(192), ARGMAX_RUN_PREFETCH_BYTES);
+        offer!(b3, f3, T::load512(r.add(192)), at(j + 3));
+        j += 4;
+    }
+    while j < whole {
+        offer!(b0, f0, T::load512(q.add(j * 64)), at(j));
+        j += 1;
+    }
+    if skew + whole * 64 < n {
+        offer!(b0, f0, T::load512(p.add(n - 64)), (n - 64) / T::SIZE);
+    }
+    if T::watched_nan512(nans) {
+        return None;
+    }
+    let all = T::max512(T::max512(b0, b1), T::max512(b2, b3));
+    let max = _mm512_broadcast_i64x4(all_lanes_max512::<T>(all));
+    let holders = [
+        T::eq_mask512(b0, max),
+        T::eq_mask512(b1, max),
+        T::eq_mask512(b2, max),
+        T::eq_mask512(b3, max),
+    ];
+    Some(extreme_position::<T, LAST>(holders, [f0, f1, f2, f3]))
+}
+
+/// Every lane (of `T::SIZE` bytes, 4 or 8) set to `j`.
+///
+/// # Safety
+/// AVX-512 F; `T::SIZE` is 4 or 8.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn splat_lanes<T: Lanes>(j: usize) -> __m512i {
+    if T::SIZE == 4 {
+        _mm512_set1_epi32(j as i32)
+    } else {
+        _mm512_set1_epi64(j as i64)
+    }
+}
+
+/// `a` with the lanes (of `T::SIZE` bytes, 4 or 8) set in `mask` taken from `b`.
+///
+/// # Safety
+/// AVX-512 F; `T::SIZE` is 4 or 8.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn blend_lanes<T: Lanes>(mask: u64, a: __m512i, b: __m512i) -> __m512i {
+    if T::SIZE == 4 {
+        _mm512_mask_blend_epi32(mask as u16, a, b)
+    } else {
+        _mm512_mask_blend_epi64(mask as u8, a, b)
+    }
+}
+
+/// `from` with the lanes (of `T::SIZE` bytes, 4 or 8) set in `mask` set to `j`.
+///
+/// # Safety
+/// AVX-512 F; `T::SIZE` is 4 or 8.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn set_lanes<T: Lanes>(mask: u64, from: __m512i, j: usize) -> __m512i {
+    if T::SIZE == 4 {
+        _mm512_mask_mov_epi32(from, mask as u16, splat_lanes::<T>(j))
+    } else {
+        _mm512_mask_mov_epi64(from, mask as u8, splat_lanes::<T>(j))
+    }
+}
+
+/// The lowest (or, with `LAST`, the highest) element position among the lanes set in
+/// `holders` (one mask per vector of `from`): a lane's position is its `from` (lanes of
+/// `T::SIZE` bytes, 4 or 8, the position of the vector's first lane) plus the lane. Some
+/// lane is set.
+///
+/// # Safety
+/// AVX-512 F; `T::SIZE` is 4 or 8.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn extreme_position<T: Lanes, const LAST: bool>(
+    holders: [u64; 4],
+    from: [__m512i; 4],
+) -> usize {
+    if T::SIZE == 4 {
+        let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let mut pick = _mm512_set1_epi32(if LAST { 0 } else { -1 });
+        for (mask, from) in holders.into_iter().zip(from) {
+            let at = _mm512_add_epi32(from, lane);
+            pick = if LAST {
+                _mm512_mask_max_epu32(pick, mask as u16, pick, at)
+            } else {
+                _mm512_mask_min_epu32(pick, mask as u16, pick, at)
+            };
+        }
+        (if LAST {
+            _mm512_reduce_max_epu32(pick)
+        } else {
+            _mm512_reduce_min_epu32(pick)
+        }) as usize
+    } else {
+        let lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+        let mut pick = _mm512_set1_epi64(if LAST { 0 } else { -1 });
+        for (mask, from) in holders.into_iter().zip(from) {
+            let at = _mm512_add_epi64(from, lane);
+            pick = if LAST {
+                _mm512_mask_max_epu64(pick, mask as u8, pick, at)
+            } else {
+                _mm512_mask_min_epu64(pick, mask as u8, pick, at)
+            };
+        }
+        (if LAST {
+            _mm512_reduce_max_epu64(pick)
+        } else {
+            _mm512_reduce_min_epu64(pick)
+        }) as usize
+    }
 }
 
 /// [`Prims::run_argmax`] with AVX-512 (for tests, which call every instruction set).

@@ -2114,6 +2114,65 @@ mod tests {
         }
     }
 
+    /// Every instruction set's `run_argmax` of runs of each of `lens` elements, starting at
+    /// each of the first 16 elements of `bytes` (every skew from a cache line), against the
+    /// portable loop (first and last maximum).
+    fn check_runs_at_every_start<T: Lanes>(bytes: &[u8], lens: &[usize]) {
+        for &len in lens {
+            for start in 0..16 {
+                let (at, n) = (start * T::SIZE, len * T::SIZE);
+                assert!(at + n <= bytes.len(), "a run of {len} at {start} is inside");
+                let first = run_argmax_in::<T, false>(Isa::Portable, bytes, at, n);
+                let last = run_argmax_in::<T, true>(Isa::Portable, bytes, at, n);
+                for isa in Isa::available() {
+                    let got = run_argmax_in::<T, false>(isa, bytes, at, n);
+                    assert_eq!(got, first, "{isa:?} {len} at {start}");
+                    let got = run_argmax_in::<T, true>(isa, bytes, at, n);
+                    assert_eq!(got, last, "{isa:?} {len} at {start} last");
+                }
+            }
+        }
+    }
+
+    /// [`check_runs_at_every_start`] over the lengths of the AVX-512 one-pass kernel for
+    /// elements of `T` (just above the medium-run kernel, around a block and up to just past
+    /// [`crate::thresholds::ARGMAX_ONE_PASS_RUN_BYTES`]), with values from `pick`.
+    fn check_one_pass_lengths<T: Lanes + Scalar>(seed: u64, pick: impl Fn(usize, u64) -> T) {
+        let most = crate::thresholds::ARGMAX_ONE_PASS_RUN_BYTES;
+        let lens = [388, 516, 1000, 1028, 4096, 4156, most - 64, most, most + 64]
+            .map(|bytes| bytes / T::SIZE);
+        let bytes = elements(lens[8] + 16, seed, pick);
+        check_runs_at_every_start::<T>(&bytes, &lens);
+    }
+
+    #[test]
+    fn one_pass_runs_of_wide_elements_agree_with_the_portable_loop_at_every_start() {
+        // Values from the whole range, then few distinct values (ties in every running
+        // maximum), NaNs and signed zeros sometimes.
+        for seed in 1..3u64 {
+            check_one_pass_lengths::<i32>(seed, |_, r| r as i32);
+            check_one_pass_lengths::<u32>(seed, |_, r| r as u32);
+            check_one_pass_lengths::<f32>(seed, |_, r| r as i32 as f32);
+            check_one_pass_lengths::<i64>(seed, |_, r| r as i64);
+            check_one_pass_lengths::<f64>(seed, |_, r| r as i64 as f64);
+            check_one_pass_lengths::<i32>(seed, |_, r| {
+                [i32::MIN, -1, 3, i32::MAX][(r % 4) as usize]
+            });
+            check_one_pass_lengths::<u32>(seed, |_, r| [0, 1 << 31, 9, u32::MAX][(r % 4) as usize]);
+            check_one_pass_lengths::<u64>(seed, |_, r| [0, u64::MAX, 1 << 63, 9][(r % 4) as usize]);
+            let f = |r: u64| match r % 9 {
+                0 => -0.0,
+                1 => 0.0,
+                2 => f64::NEG_INFINITY,
+                4 if r.is_multiple_of(4001) => f64::NAN,
+                5 if r.is_multiple_of(3) => f64::INFINITY,
+                _ => -1.5,
+            };
+            check_one_pass_lengths::<f32>(seed, |_, r| f(r) as f32);
+            check_one_pass_lengths::<f64>(seed, |_, r| f(r));
+        }
+    }
+
     #[test]
     fn block_max_and_locate_agree_with_keys_for_every_type() {
         // Lengths around a vector and ROW_GROUP boundaries; few distinct values (ties).
