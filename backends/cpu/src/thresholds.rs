@@ -59,6 +59,13 @@ pub const ARGMAX_RUN_PREFETCH_BYTES: usize = 2048;
 /// (`[2000, 16384]`) 4.64 → 4.80 and 10.0 → 10.4; INT64 rows of 32 KiB 4.76 → 4.47.
 pub const ARGMAX_ONE_PASS_RUN_BYTES: usize = 32 << 10;
 
+/// ... and for FLOAT16, whose order keys cost the one pass about seven instructions a
+/// vector, where the run-block kernel takes the maximum of the stored bits with two. One AMD
+/// EPYC Zen 4 core, libraries alternated, medians of 15, block kernel → one pass, ms, rows
+/// of 500 bytes (`[120000, 250]`) 4.8 → 2.9, 1000 bytes 8.6 → 3.4, 2000 bytes 3.2 → 2.8,
+/// 3000 bytes 3.3 → 2.6, 4000 bytes 2.73 → 2.78, 6000 bytes 2.7 → 4.5, 32 KiB 2.4 → 4.6.
+pub const ARGMAX_ONE_PASS_FLOAT16_RUN_BYTES: usize = 4 << 10;
+
 /// ArgMax: how far ahead the collapsed run-lane fold (`argmax::collapsed_runs`) prefetches
 /// (into L2) as it reads its rows in memory order. On an AMD EPYC Zen 4 core, FLOAT32 `{64}^4`
 /// over axes 1,3 (runs of 256 bytes), medians of 24–30 calls in alternating processes: 0

@@ -26,7 +26,8 @@ use super::lanes::Lanes;
 use crate::simd::prefetch_ahead;
 #[cfg(target_arch = "x86_64")]
 use crate::thresholds::{
-    ARGMAX_ONE_PASS_RUN_BYTES, ARGMAX_RUN_PREFETCH_BYTES, ARGMAX_SHORT_RUN_BYTES as SHORT_RUN_BYTES,
+    ARGMAX_ONE_PASS_FLOAT16_RUN_BYTES, ARGMAX_ONE_PASS_RUN_BYTES, ARGMAX_RUN_PREFETCH_BYTES,
+    ARGMAX_SHORT_RUN_BYTES as SHORT_RUN_BYTES,
 };
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -35,6 +36,9 @@ use std::arch::x86_64::*;
 /// only; elsewhere a marker every element type has).
 #[cfg(target_arch = "x86_64")]
 pub(crate) trait Lanes512 {
+    /// The longest run of elements of 2 bytes or more that [`one_pass_run_argmax`] takes.
+    const ONE_PASS_RUN_BYTES: usize = ARGMAX_ONE_PASS_RUN_BYTES;
+
     /// The elements `raw` (as stored) in the compare domain.
     ///
     /// # Safety
@@ -332,6 +336,10 @@ impl Lanes512 for f64 {
 /// AVX2 `f16_keys`).
 #[cfg(target_arch = "x86_64")]
 impl Lanes512 for half::f16 {
+    /// Order keys cost the one pass more than the run-block kernel's maximum of the stored
+    /// bits ([`Lanes512::quick_block_max512`]) in longer runs.
+    const ONE_PASS_RUN_BYTES: usize = ARGMAX_ONE_PASS_FLOAT16_RUN_BYTES;
+
     #[inline(always)]
     unsafe fn domain512(bits: __m512i) -> __m512i {
         let magnitude = _mm512_and_si512(bits, _mm512_set1_epi16(0x7fff));
@@ -489,9 +497,9 @@ impl Prims for Avx512Prims {
         } else if len <= medium_run_bytes::<T>() {
             // SAFETY: the caller runs with AVX-512 F and BW; 257 to 512 bytes.
             unsafe { medium_run_argmax::<T, LAST>(bytes.as_ptr(), len) }
-        } else if T::SIZE >= 4 && len <= ARGMAX_ONE_PASS_RUN_BYTES {
-            // SAFETY: the caller runs with AVX-512 F and BW; elements of 4 or 8 bytes, more
-            // than 384 bytes, far fewer than 2^31 elements.
+        } else if T::SIZE >= 2 && len <= T::ONE_PASS_RUN_BYTES {
+            // SAFETY: the caller runs with AVX-512 F and BW; elements of 2, 4 or 8 bytes,
+            // more than 384 bytes, fewer than 2^16 elements.
             unsafe { one_pass_run_argmax::<T, LAST>(bytes.as_ptr(), len) }
         } else {
             // SAFETY: the caller runs with AVX-512 F and BW; more than 64 bytes.
@@ -626,10 +634,11 @@ fn winning_lane<const LAST: bool, const VECTORS: usize>(
 
 /// The longest run [`medium_run_argmax`] takes for elements of `T`: eight vectors of
 /// floating-point elements of 4 bytes or more, six of the others. Longer runs go to
-/// [`one_pass_run_argmax`] (elements of 4 or 8 bytes) or the run-block kernel. At seven and eight vectors this kernel won only where the block kernel
-/// also tests for NaNs (one thread, medians of 15, block kernel → this: FLOAT32 runs of 112
-/// elements 2.17 → 1.68 ms, of 128 2.09 → 1.77; INT32 runs of 112 1.93 → 2.16, INT64 runs
-/// of 64 1.82 → 2.3–2.5; FLOAT16 runs of 250 2.70 → 2.73).
+/// [`one_pass_run_argmax`] (elements of 2 bytes or more) or the run-block kernel. At seven
+/// and eight vectors this kernel won only where the block kernel also tests for NaNs (one
+/// thread, medians of 15, block kernel → this: FLOAT32 runs of 112 elements 2.17 → 1.68 ms,
+/// of 128 2.09 → 1.77; INT32 runs of 112 1.93 → 2.16, INT64 runs of 64 1.82 → 2.3–2.5;
+/// FLOAT16 runs of 250 2.70 → 2.73).
 #[cfg(target_arch = "x86_64")]
 fn medium_run_bytes<T: Lanes>() -> usize {
     if T::CAN_NAN && T::SIZE >= 4 {
@@ -713,10 +722,10 @@ unsafe fn medium_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) 
 }
 
 /// The position of the first (or, with `LAST`, the last) maximum of the `n` bytes (whole
-/// elements of 4 or 8 bytes, more than four vectors) at `p`, in one pass with no branch on
+/// elements of 2, 4 or 8 bytes, more than four vectors) at `p`, in one pass with no branch on
 /// the data: four running maxima, each lane with the position of the element it holds, then
 /// the lowest (highest) position among the lanes that hold the overall maximum. None when a
-/// NaN appears ([`Lanes512::watched_nan512`]). Runs up to [`ARGMAX_ONE_PASS_RUN_BYTES`].
+/// NaN appears ([`Lanes512::watched_nan512`]). Runs up to [`Lanes512::ONE_PASS_RUN_BYTES`].
 ///
 /// The run-block kernel (the maximum, then a second pass that stops at the vector holding
 /// it) mispredicted that stop about once a run, and the next run's loads waited for it: one
@@ -726,8 +735,8 @@ unsafe fn medium_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) 
 /// `[60000, 200]` 4.3 → 3.4 (numpy 4.7).
 ///
 /// # Safety
-/// The CPU must support AVX-512 F and BW; `T::SIZE` is 4 or 8; `256 < n` readable bytes at
-/// `p`, `n / T::SIZE` below 2^31.
+/// The CPU must support AVX-512 F and BW; `T::SIZE` is 2, 4 or 8; `256 < n` readable bytes
+/// at `p`, `n / T::SIZE` below 2^16.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn one_pass_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize) -> Option<usize> {
@@ -804,42 +813,48 @@ unsafe fn one_pass_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize
     Some(extreme_position::<T, LAST>(holders, [f0, f1, f2, f3]))
 }
 
-/// Every lane (of `T::SIZE` bytes, 4 or 8) set to `j`.
+/// Every lane (of `T::SIZE` bytes, 2, 4 or 8) set to `j`.
 ///
 /// # Safety
-/// AVX-512 F; `T::SIZE` is 4 or 8.
+/// AVX-512 F; `T::SIZE` is 2, 4 or 8.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn splat_lanes<T: Lanes>(j: usize) -> __m512i {
-    if T::SIZE == 4 {
+    if T::SIZE == 2 {
+        _mm512_set1_epi16(j as i16)
+    } else if T::SIZE == 4 {
         _mm512_set1_epi32(j as i32)
     } else {
         _mm512_set1_epi64(j as i64)
     }
 }
 
-/// `a` with the lanes (of `T::SIZE` bytes, 4 or 8) set in `mask` taken from `b`.
+/// `a` with the lanes (of `T::SIZE` bytes, 2, 4 or 8) set in `mask` taken from `b`.
 ///
 /// # Safety
-/// AVX-512 F; `T::SIZE` is 4 or 8.
+/// AVX-512 F; `T::SIZE` is 2, 4 or 8.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn blend_lanes<T: Lanes>(mask: u64, a: __m512i, b: __m512i) -> __m512i {
-    if T::SIZE == 4 {
+    if T::SIZE == 2 {
+        _mm512_mask_blend_epi16(mask as u32, a, b)
+    } else if T::SIZE == 4 {
         _mm512_mask_blend_epi32(mask as u16, a, b)
     } else {
         _mm512_mask_blend_epi64(mask as u8, a, b)
     }
 }
 
-/// `from` with the lanes (of `T::SIZE` bytes, 4 or 8) set in `mask` set to `j`.
+/// `from` with the lanes (of `T::SIZE` bytes, 2, 4 or 8) set in `mask` set to `j`.
 ///
 /// # Safety
-/// AVX-512 F; `T::SIZE` is 4 or 8.
+/// AVX-512 F; `T::SIZE` is 2, 4 or 8.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn set_lanes<T: Lanes>(mask: u64, from: __m512i, j: usize) -> __m512i {
-    if T::SIZE == 4 {
+    if T::SIZE == 2 {
+        _mm512_mask_mov_epi16(from, mask as u32, splat_lanes::<T>(j))
+    } else if T::SIZE == 4 {
         _mm512_mask_mov_epi32(from, mask as u16, splat_lanes::<T>(j))
     } else {
         _mm512_mask_mov_epi64(from, mask as u8, splat_lanes::<T>(j))
@@ -848,28 +863,66 @@ unsafe fn set_lanes<T: Lanes>(mask: u64, from: __m512i, j: usize) -> __m512i {
 
 /// The lowest (or, with `LAST`, the highest) element position among the lanes set in
 /// `holders` (one mask per vector of `from`): a lane's position is its `from` (lanes of
-/// `T::SIZE` bytes, 4 or 8, the position of the vector's first lane) plus the lane. Some
+/// `T::SIZE` bytes, 2, 4 or 8, the position of the vector's first lane) plus the lane. Some
 /// lane is set.
 ///
 /// # Safety
-/// AVX-512 F; `T::SIZE` is 4 or 8.
+/// AVX-512 F; `T::SIZE` is 2, 4 or 8.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn extreme_position<T: Lanes, const LAST: bool>(
     holders: [u64; 4],
     from: [__m512i; 4],
 ) -> usize {
-    if T::SIZE == 4 {
-        let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        let mut pick = _mm512_set1_epi32(if LAST { 0 } else { -1 });
-        for (mask, from) in holders.into_iter().zip(from) {
-            let at = _mm512_add_epi32(from, lane);
-            pick = if LAST {
-                _mm512_mask_max_epu32(pick, mask as u16, pick, at)
-            } else {
-                _mm512_mask_min_epu32(pick, mask as u16, pick, at)
-            };
+    // Per lane, the lowest (highest) position held: one macro for the three lane widths.
+    macro_rules! pick {
+        ($lane:expr, $set1:ident, $add:ident, $max:ident, $min:ident, $mask:ty) => {{
+            let mut pick = $set1(if LAST { 0 } else { -1 });
+            for (mask, from) in holders.into_iter().zip(from) {
+                let at = $add(from, $lane);
+                pick = if LAST {
+                    $max(pick, mask as $mask, pick, at)
+                } else {
+                    $min(pick, mask as $mask, pick, at)
+                };
+            }
+            pick
+        }};
+    }
+    if T::SIZE == 2 {
+        let lane = _mm512_loadu_si512(LANE_NUMBERS_16.as_ptr().cast());
+        let mut pick = pick!(
+            lane,
+            _mm512_set1_epi16,
+            _mm512_add_epi16,
+            _mm512_mask_max_epu16,
+            _mm512_mask_min_epu16,
+            u32
+        );
+        // The lowest of 32 lanes through `phminposuw` (the highest as the lowest complement).
+        if LAST {
+            pick = _mm512_xor_si512(pick, _mm512_set1_epi16(-1));
         }
+        let half = _mm256_min_epu16(
+            _mm512_castsi512_si256(pick),
+            _mm512_extracti64x4_epi64::<1>(pick),
+        );
+        let quarter = _mm_min_epu16(
+            _mm256_castsi256_si128(half),
+            _mm256_extracti128_si256::<1>(half),
+        );
+        let lowest = _mm_extract_epi16::<0>(_mm_minpos_epu16(quarter)) as u16;
+        usize::from(if LAST { !lowest } else { lowest })
+    } else if T::SIZE == 4 {
+        let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let pick = pick!(
+            lane,
+            _mm512_set1_epi32,
+            _mm512_add_epi32,
+            _mm512_mask_max_epu32,
+            _mm512_mask_min_epu32,
+            u16
+        );
         (if LAST {
             _mm512_reduce_max_epu32(pick)
         } else {
@@ -877,15 +930,14 @@ unsafe fn extreme_position<T: Lanes, const LAST: bool>(
         }) as usize
     } else {
         let lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-        let mut pick = _mm512_set1_epi64(if LAST { 0 } else { -1 });
-        for (mask, from) in holders.into_iter().zip(from) {
-            let at = _mm512_add_epi64(from, lane);
-            pick = if LAST {
-                _mm512_mask_max_epu64(pick, mask as u8, pick, at)
-            } else {
-                _mm512_mask_min_epu64(pick, mask as u8, pick, at)
-            };
-        }
+        let pick = pick!(
+            lane,
+            _mm512_set1_epi64,
+            _mm512_add_epi64,
+            _mm512_mask_max_epu64,
+            _mm512_mask_min_epu64,
+            u8
+        );
         (if LAST {
             _mm512_reduce_max_epu64(pick)
         } else {
@@ -893,6 +945,18 @@ unsafe fn extreme_position<T: Lanes, const LAST: bool>(
         }) as usize
     }
 }
+
+/// 0 to 31, the lanes of a vector of 16-bit lanes ([`extreme_position`]).
+#[cfg(target_arch = "x86_64")]
+static LANE_NUMBERS_16: [u16; 32] = {
+    let mut lanes = [0u16; 32];
+    let mut i = 0;
+    while i < 32 {
+        lanes[i] = i as u16;
+        i += 1;
+    }
+    lanes
+};
 
 /// [`Prims::run_argmax`] with AVX-512 (for tests, which call every instruction set).
 ///

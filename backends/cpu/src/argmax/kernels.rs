@@ -2136,17 +2136,28 @@ mod tests {
 
     /// [`check_runs_at_every_start`] over the lengths of the AVX-512 one-pass kernel for
     /// elements of `T` (just above the medium-run kernel, around a block and up to just past
-    /// [`crate::thresholds::ARGMAX_ONE_PASS_RUN_BYTES`]), with values from `pick`.
+    /// [`crate::thresholds::ARGMAX_ONE_PASS_RUN_BYTES`] and its FLOAT16 limit), with values
+    /// from `pick`.
     fn check_one_pass_lengths<T: Lanes + Scalar>(seed: u64, pick: impl Fn(usize, u64) -> T) {
         let most = crate::thresholds::ARGMAX_ONE_PASS_RUN_BYTES;
-        let lens = [388, 516, 1000, 1028, 4096, 4156, most - 64, most, most + 64]
-            .map(|bytes| bytes / T::SIZE);
-        let bytes = elements(lens[8] + 16, seed, pick);
+        let f16_most = crate::thresholds::ARGMAX_ONE_PASS_FLOAT16_RUN_BYTES;
+        let lens = [
+            388,
+            516,
+            1000,
+            f16_most,
+            f16_most + 60,
+            most - 64,
+            most,
+            most + 64,
+        ]
+        .map(|bytes| bytes / T::SIZE);
+        let bytes = elements(lens[7] + 16, seed, pick);
         check_runs_at_every_start::<T>(&bytes, &lens);
     }
 
     #[test]
-    fn one_pass_runs_of_wide_elements_agree_with_the_portable_loop_at_every_start() {
+    fn one_pass_runs_agree_with_the_portable_loop_at_every_start() {
         // Values from the whole range, then few distinct values (ties in every running
         // maximum), NaNs and signed zeros sometimes.
         for seed in 1..3u64 {
@@ -2160,6 +2171,8 @@ mod tests {
             });
             check_one_pass_lengths::<u32>(seed, |_, r| [0, 1 << 31, 9, u32::MAX][(r % 4) as usize]);
             check_one_pass_lengths::<u64>(seed, |_, r| [0, u64::MAX, 1 << 63, 9][(r % 4) as usize]);
+            check_one_pass_lengths::<i16>(seed, |_, r| r as i16);
+            check_one_pass_lengths::<u16>(seed, |_, r| [0, 1 << 15, 9, u16::MAX][(r % 4) as usize]);
             let f = |r: u64| match r % 9 {
                 0 => -0.0,
                 1 => 0.0,
@@ -2170,6 +2183,8 @@ mod tests {
             };
             check_one_pass_lengths::<f32>(seed, |_, r| f(r) as f32);
             check_one_pass_lengths::<f64>(seed, |_, r| f(r));
+            check_one_pass_lengths::<f16>(seed, |_, r| f16::from_f64(f(r)));
+            check_one_pass_lengths::<f16>(seed, |_, r| f16::from_bits(r as u16));
         }
     }
 
