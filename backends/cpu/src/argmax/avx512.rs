@@ -750,7 +750,7 @@ unsafe fn one_pass_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize
     let whole = (n - skew) / 64;
     let at = |j: usize| (skew + j * 64) / T::SIZE;
     // Named running maxima and positions, not arrays: an array indexed in the unrolled loop
-    // was kept in memory, a store and a reload per vector.
+    // was kept in memory, a store per vector.
     let (mut b0, mut b1, mut b2, mut b3) = (
         T::load512(p),
         T::load512(q),
