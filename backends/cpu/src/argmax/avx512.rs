@@ -85,7 +85,8 @@ pub(crate) trait Lanes512 {
     /// `watch` updated with the vector `v` (compare domain) for [`Lanes512::watched_nan512`]:
     /// a NaN check with vector instructions only. A second mask compare per vector (after
     /// the one that picks the winning lanes) cost a one-pass kernel about 30 % of its
-    /// bandwidth on an AMD Zen 4 core. Types without NaN return `watch`.
+    /// bandwidth on an AMD Zen 4 core. Types whose compare domain orders every element
+    /// (integers, and FLOAT16, whose order keys place NaN above infinity) return `watch`.
     ///
     /// # Safety
     /// AVX-512 F and BW.
