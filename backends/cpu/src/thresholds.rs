@@ -52,10 +52,10 @@ pub const ARGMAX_SHORT_RUN_BYTES: usize = 512;
 /// is within Sapphire Rapids' good range.
 pub const ARGMAX_RUN_PREFETCH_BYTES: usize = 2048;
 
-/// ArgMax, AVX-512: the longest contiguous run of 4- or 8-byte elements reduced in one pass
-/// (`argmax::avx512::one_pass_run_argmax`); longer ones go to the run-block kernel, whose
-/// second pass (and its misprediction) then weighs little. One AMD EPYC Zen 4 core, block
-/// kernel → one pass, ms: FLOAT32 rows of 32 KiB (`[4000, 8000]`) 4.75 → 4.81, of 64 KiB
+/// ArgMax, AVX-512: the longest contiguous run of 2-, 4- or 8-byte elements (FLOAT16: below)
+/// reduced in one pass (`argmax::avx512::one_pass_run_argmax`); longer ones go to the
+/// run-block kernel, whose second pass (and its misprediction) then weighs little. One AMD
+/// EPYC Zen 4 core, block kernel → one pass, ms: FLOAT32 rows of 32 KiB (`[4000, 8000]`) 4.75 → 4.81, of 64 KiB
 /// (`[2000, 16384]`) 4.64 → 4.80 and 10.0 → 10.4; INT64 rows of 32 KiB 4.76 → 4.47.
 pub const ARGMAX_ONE_PASS_RUN_BYTES: usize = 32 << 10;
 

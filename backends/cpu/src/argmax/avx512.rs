@@ -758,12 +758,13 @@ unsafe fn one_pass_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize
         T::load512(q.add(64)),
         T::load512(q.add(128)),
     );
-    let (mut f0, mut f1, mut f2, mut f3) = (
-        splat_lanes::<T>(0),
-        splat_lanes::<T>(at(0)),
-        splat_lanes::<T>(at(1)),
-        splat_lanes::<T>(at(2)),
-    );
+    // Every lane of a vector set to element position `j` (below 2^16: the caller's bound).
+    macro_rules! splat {
+        ($j:expr) => {
+            _mm512_broadcast_i64x4(T::splat_index($j as u32))
+        };
+    }
+    let (mut f0, mut f1, mut f2, mut f3) = (splat!(0), splat!(at(0)), splat!(at(1)), splat!(at(2)));
     let mut nans = _mm512_setzero_si512();
     for v in [b0, b1, b2, b3] {
         nans = T::nan_watch512(nans, v);
@@ -778,8 +779,8 @@ unsafe fn one_pass_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize
             } else {
                 T::gt_mask512(v, $best)
             };
-            $best = blend_lanes::<T>(wins, $best, v);
-            $from = set_lanes::<T>(wins, $from, $at);
+            $best = blend_lanes512::<T>(wins, $best, v);
+            $from = blend_lanes512::<T>(wins, $from, splat!($at));
         }};
     }
     let mut j = 3;
@@ -819,54 +820,6 @@ unsafe fn one_pass_run_argmax<T: Lanes, const LAST: bool>(p: *const u8, n: usize
 // A run's positions fit the 16-bit lanes of 2-byte elements.
 #[cfg(target_arch = "x86_64")]
 const _: () = assert!(ARGMAX_ONE_PASS_RUN_BYTES / 2 <= u16::MAX as usize);
-
-/// Every lane (of `T::SIZE` bytes, 2, 4 or 8) set to `j`.
-///
-/// # Safety
-/// AVX-512 F; `T::SIZE` is 2, 4 or 8.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn splat_lanes<T: Lanes>(j: usize) -> __m512i {
-    if T::SIZE == 2 {
-        _mm512_set1_epi16(j as i16)
-    } else if T::SIZE == 4 {
-        _mm512_set1_epi32(j as i32)
-    } else {
-        _mm512_set1_epi64(j as i64)
-    }
-}
-
-/// `a` with the lanes (of `T::SIZE` bytes, 2, 4 or 8) set in `mask` taken from `b`.
-///
-/// # Safety
-/// AVX-512 F; `T::SIZE` is 2, 4 or 8.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn blend_lanes<T: Lanes>(mask: u64, a: __m512i, b: __m512i) -> __m512i {
-    if T::SIZE == 2 {
-        _mm512_mask_blend_epi16(mask as u32, a, b)
-    } else if T::SIZE == 4 {
-        _mm512_mask_blend_epi32(mask as u16, a, b)
-    } else {
-        _mm512_mask_blend_epi64(mask as u8, a, b)
-    }
-}
-
-/// `from` with the lanes (of `T::SIZE` bytes, 2, 4 or 8) set in `mask` set to `j`.
-///
-/// # Safety
-/// AVX-512 F; `T::SIZE` is 2, 4 or 8.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn set_lanes<T: Lanes>(mask: u64, from: __m512i, j: usize) -> __m512i {
-    if T::SIZE == 2 {
-        _mm512_mask_mov_epi16(from, mask as u32, splat_lanes::<T>(j))
-    } else if T::SIZE == 4 {
-        _mm512_mask_mov_epi32(from, mask as u16, splat_lanes::<T>(j))
-    } else {
-        _mm512_mask_mov_epi64(from, mask as u8, splat_lanes::<T>(j))
-    }
-}
 
 /// The lowest (or, with `LAST`, the highest) element position among the lanes set in
 /// `holders` (one mask per vector of `from`): a lane's position is its `from` (lanes of

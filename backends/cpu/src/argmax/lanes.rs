@@ -74,7 +74,8 @@ pub(crate) trait Lanes: OrderKey + Lanes512 {
     #[cfg(target_arch = "x86_64")]
     unsafe fn nan(v: __m256i) -> __m256i;
 
-    /// Every lane `i` (below 256), as an unsigned integer of the element's width.
+    /// Every lane `i` (below 256 for 1-byte elements, below 2^16 for 2-byte ones), as an
+    /// unsigned integer of the element's width.
     ///
     /// # Safety
     /// AVX2.
