@@ -15,7 +15,8 @@
 //! combined ([`run_lanes`]). Both have explicit AVX2 kernels chosen at run time ([`Isa`]) and
 //! portable ones; whole contiguous runs also have an AVX-512 one ([`avx512`]), and short runs
 //! at a pitch of up to 32 bytes (16 for 1-byte elements), one per output, an AVX-512 one that
-//! reduces a group of outputs at a time ([`transposed_runs`]). Work is split over outputs (or
+//! reduces a group of outputs at a time ([`transposed_runs`]), at a wider pitch by a knockout
+//! tournament of their lanes ([`tournament`]). Work is split over outputs (or
 //! tail blocks), or, when there are few, over the reduced range, combining partial results by
 //! (key, index).
 
@@ -33,6 +34,8 @@ mod scan;
 mod strided_run;
 #[cfg(test)]
 mod tests;
+#[cfg(target_arch = "x86_64")]
+mod tournament;
 #[cfg(target_arch = "x86_64")]
 mod transposed_runs;
 

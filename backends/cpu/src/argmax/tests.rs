@@ -1874,6 +1874,82 @@ fn transposed_groups_write_every_output_type_with_the_index_scale_and_offset() {
     }
 }
 
+/// Rows of `[rows, L]` that give a task (one thread) of fewer runs than a group, exactly one
+/// group, and two groups and a tail, for `group` runs a group.
+fn rows_for_tasks_of_groups(group: u32) -> [u32; 3] {
+    // One thread splits the runs into ARGMAX_SPLIT_FACTOR tasks.
+    let tasks = crate::thresholds::ARGMAX_SPLIT_FACTOR as u32;
+    [7, tasks * group, tasks * (2 * group + 5)]
+}
+
+#[test]
+fn short_runs_at_a_wide_pitch_play_a_tournament_and_match_the_reference() {
+    // `[rows, L]` over axis 1 at a pitch over 32 bytes (16 for 1-byte elements), runs of one,
+    // two or four vectors (`tournament` under AVX-512; the per-output kernel past its longest
+    // run), the last vector partial or whole, packed or padded, in tasks of fewer runs than a
+    // group, exactly one, and groups with a tail. Tie-heavy floats hold NaNs, which send
+    // their groups to the per-output kernel.
+    let mut rng = Rng(1789);
+    on_threads(1, || {
+        for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+            let size = data_type.size_in_bytes() as u32;
+            for run_bytes in [2 * size, 34, 64, 66, 100, 128, 130, 192, 256, 258] {
+                let len = (run_bytes / size).max(2);
+                for pad in [0u32, 1, 40 / size] {
+                    if (len + pad) * size <= 32 {
+                        continue;
+                    }
+                    for rows in rows_for_tasks_of_groups(64 / size) {
+                        let input =
+                            laid_out(data_type, &[rows, len], &[0, 1], &[0, pad], &[], &mut rng);
+                        let what = format!("tournament [{rows}, {len}] pad {pad} #{t}");
+                        check_all(&input, &[1], &what);
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn tournament_padding_loses_every_tie_to_a_run_of_the_lowest_value() {
+    // Runs of the type's lowest value (the tournament's padding), one element raised in
+    // every third run: the first maximum or, with DECREASING, the last, never a padding lane.
+    let lowest = |data_type: DataType| -> Vec<u8> {
+        let size = data_type.size_in_bytes();
+        match data_type {
+            DataType::Float64 => f64::NEG_INFINITY.to_le_bytes().to_vec(),
+            DataType::Float32 => f32::NEG_INFINITY.to_le_bytes().to_vec(),
+            DataType::Float16 => f16::NEG_INFINITY.to_bits().to_le_bytes().to_vec(),
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+                let mut min = vec![0u8; size];
+                min[size - 1] = 0x80;
+                min
+            }
+            _ => vec![0u8; size],
+        }
+    };
+    on_threads(1, || {
+        for data_type in ALL_TYPES {
+            let size = data_type.size_in_bytes();
+            for run_bytes in [36, 100, 200] {
+                let len = run_bytes / size;
+                let rows = rows_for_tasks_of_groups(64 / size as u32)[2] as usize;
+                let mut data = lowest(data_type).repeat(rows * len);
+                for row in (0..rows).step_by(3) {
+                    // The number 1 (a tiny FLOAT16/32/64), above the lowest value of every type.
+                    let at = (row * len + row % len) * size;
+                    data[at..at + size].fill(0);
+                    data[at] = 1;
+                }
+                let desc = TensorDesc::packed(data_type, &[rows as u32, len as u32]);
+                let input = Tensor::from_bytes(desc, data).unwrap();
+                check_all(&input, &[1], &format!("lowest {data_type:?} runs of {len}"));
+            }
+        }
+    });
+}
+
 #[test]
 fn short_runs_at_a_constant_pitch_are_transposed_a_group_at_a_time_and_match_the_reference() {
     // `[rows, L]` over axis 1, packed or padded (`transposed_runs` under AVX-512 for elements

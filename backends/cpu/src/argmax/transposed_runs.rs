@@ -15,6 +15,10 @@
 //! over 32 bytes, or over 16 for 1-byte elements (the permutes per output grow with the square
 //! of the pitch: FLOAT32 runs of 22, 0.49 → 1.32 ms; UINT8 runs of 20, 4.3 → 6.9 ms).
 //!
+//! Runs at a wider pitch, up to [`ARGMAX_TOURNAMENT_MAX_RUN_BYTES`], are read whole instead
+//! and a group of them reduced by a knockout tournament ([`super::tournament`]); the groups,
+//! the fallback and the stores are this module's.
+//!
 //! A group holding a FLOAT32 or FLOAT64 NaN, which the compare domain does not order, is
 //! reduced output by output instead, as is the tail of a task shorter than a group.
 
@@ -22,10 +26,14 @@ use super::avx512::blend_lanes512;
 use super::kernels::Prims;
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan};
+use super::tournament::{Field, Tournament};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::simd::{has_avx512_vbmi, Isa};
-use crate::thresholds::{ARGMAX_TRANSPOSED_MAX_BYTE_PITCH, ARGMAX_TRANSPOSED_MAX_PITCH_BYTES};
+use crate::thresholds::{
+    ARGMAX_TOURNAMENT_MAX_NAN_RUN_BYTES, ARGMAX_TOURNAMENT_MAX_RUN_BYTES,
+    ARGMAX_TRANSPOSED_MAX_BYTE_PITCH, ARGMAX_TRANSPOSED_MAX_PITCH_BYTES,
+};
 use std::arch::x86_64::*;
 
 /// The longest pitch, in elements, hence the most steps of a run.
@@ -45,8 +53,26 @@ pub(super) struct Transposed {
     pitch: usize,
     /// Output slots from one run's output to the next's.
     slot_stride: usize,
-    /// The permutes of each step, shared by every task.
-    steps: Steps,
+    /// How a group is reduced.
+    kernel: Kernel,
+}
+
+/// How [`Transposed`] reduces a group of runs.
+// One per call, on the stack: boxing the permutes' tables would allocate each call.
+#[allow(clippy::large_enum_variant)]
+enum Kernel {
+    /// Each step's elements brought to their rows' lanes ([`Steps`], shared by every task).
+    Permutes(Steps),
+    /// Runs at a wider pitch, each read whole ([`Tournament`]).
+    Tournament(Tournament),
+}
+
+/// A [`Kernel`] ready for a task's groups.
+// One per task, on the stack.
+#[allow(clippy::large_enum_variant)]
+enum TaskKernel<'a> {
+    Permutes(&'a Steps),
+    Tournament(Field),
 }
 
 impl Transposed {
@@ -56,10 +82,18 @@ impl Transposed {
     /// more.
     pub(super) fn new<T: Lanes>(unit_dims: &[Dim], run: Dim, isa: Isa) -> Option<Transposed> {
         let [unit] = unit_dims else { return None };
-        Transposed::fits::<T>(unit, run, isa).then(|| Transposed {
+        if !Transposed::fits::<T>(unit, run, isa) {
+            return None;
+        }
+        let kernel = if unit.stride * T::SIZE <= Transposed::max_permute_pitch_bytes::<T>() {
+            Kernel::Permutes(Steps::new(64 / T::SIZE, unit.stride, run.size))
+        } else {
+            Kernel::Tournament(Tournament::new::<T>(run.size))
+        };
+        Some(Transposed {
             pitch: unit.stride,
             slot_stride: unit.slot_stride,
-            steps: Steps::new(64 / T::SIZE, unit.stride, run.size),
+            kernel,
         })
     }
 
@@ -72,18 +106,32 @@ impl Transposed {
 
     /// The conditions of [`Transposed::new`] for one unit dimension.
     fn fits<T: Lanes>(unit: &Dim, run: Dim, isa: Isa) -> bool {
-        let max_pitch_bytes = if T::SIZE == 1 {
-            ARGMAX_TRANSPOSED_MAX_BYTE_PITCH
-        } else {
-            ARGMAX_TRANSPOSED_MAX_PITCH_BYTES
-        };
         isa == Isa::Avx512
             && (T::SIZE >= 2 || has_avx512_vbmi())
             && run.stride == 1
             && run.size >= 2
             && unit.size >= 64 / T::SIZE
             && unit.stride >= run.size
-            && unit.stride * T::SIZE <= max_pitch_bytes
+            && (unit.stride * T::SIZE <= Transposed::max_permute_pitch_bytes::<T>()
+                || run.size * T::SIZE <= Transposed::max_tournament_run_bytes::<T>())
+    }
+
+    /// The longest run, in bytes, that [`Kernel::Tournament`] reduces.
+    fn max_tournament_run_bytes<T: Lanes>() -> usize {
+        if T::CAN_NAN {
+            ARGMAX_TOURNAMENT_MAX_NAN_RUN_BYTES
+        } else {
+            ARGMAX_TOURNAMENT_MAX_RUN_BYTES
+        }
+    }
+
+    /// The widest pitch, in bytes, whose runs [`Kernel::Permutes`] reduces.
+    fn max_permute_pitch_bytes<T: Lanes>() -> usize {
+        if T::SIZE == 1 {
+            ARGMAX_TRANSPOSED_MAX_BYTE_PITCH
+        } else {
+            ARGMAX_TRANSPOSED_MAX_PITCH_BYTES
+        }
     }
 
     /// Outputs `first..first + count` (units in order), a group at a time.
@@ -157,7 +205,14 @@ impl Transposed {
         outputs: &Outputs<O>,
     ) {
         let rows = 64 / T::SIZE;
-        let group_bytes = 64 * self.pitch;
+        let (kernel, group_bytes) = match &self.kernel {
+            Kernel::Permutes(steps) => (TaskKernel::Permutes(steps), 64 * self.pitch),
+            // SAFETY: AVX-512 F and BW (the caller's contract).
+            Kernel::Tournament(t) => (
+                TaskKernel::Tournament(unsafe { t.field::<T, LAST>() }),
+                t.group_bytes::<T>(self.pitch),
+            ),
+        };
         let mut positions = [0u32; 64];
         let mut indices = [0usize; 64];
         // A result is `position * scale + offset`.
@@ -168,14 +223,20 @@ impl Transposed {
             let start = unit * self.pitch * T::SIZE;
             let whole = unit + rows <= end && start + group_bytes <= job.data.len();
             // SAFETY: the group's `group_bytes` bytes lie inside the input (checked); AVX-512
-            // F and BW (this function's features).
+            // F and BW, and VBMI for 1-byte elements (the caller's contract).
             let found = whole
                 && unsafe {
-                    group_positions::<T, LAST>(
-                        job.data.as_ptr().add(start),
-                        &self.steps,
-                        &mut positions,
-                    )
+                    let group = job.data.as_ptr().add(start);
+                    match &kernel {
+                        TaskKernel::Permutes(steps) => {
+                            group_positions::<T, LAST>(group, steps, &mut positions)
+                        }
+                        TaskKernel::Tournament(field) => field.group_positions::<T, LAST>(
+                            group,
+                            self.pitch * T::SIZE,
+                            &mut positions,
+                        ),
+                    }
                 };
             let last = if whole { unit + rows } else { end };
             if found && self.slot_stride == 1 && scale <= u32::MAX as usize {
@@ -308,7 +369,7 @@ fn positions_bytes(positions: &[u32; 64]) -> &[u8] {
 /// # Safety
 /// AVX-512 F and BW.
 #[inline(always)]
-unsafe fn widen<T: Lanes>(at: __m512i, out: &mut [u32; 64]) {
+pub(super) unsafe fn widen<T: Lanes>(at: __m512i, out: &mut [u32; 64]) {
     let out = out.as_mut_ptr();
     match T::SIZE {
         1 => {
@@ -339,7 +400,7 @@ unsafe fn widen<T: Lanes>(at: __m512i, out: &mut [u32; 64]) {
 /// # Safety
 /// AVX-512 F and BW, and VBMI for 1-byte lanes.
 #[inline(always)]
-unsafe fn permute2<T: Lanes>(a: __m512i, indices: __m512i, b: __m512i) -> __m512i {
+pub(super) unsafe fn permute2<T: Lanes>(a: __m512i, indices: __m512i, b: __m512i) -> __m512i {
     match T::SIZE {
         1 => _mm512_permutex2var_epi8(a, indices, b),
         2 => _mm512_permutex2var_epi16(a, indices, b),
@@ -351,6 +412,7 @@ unsafe fn permute2<T: Lanes>(a: __m512i, indices: __m512i, b: __m512i) -> __m512
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::f16;
 
     fn dim(size: usize, stride: usize, reduced: bool) -> Dim {
         Dim {
@@ -362,32 +424,60 @@ mod tests {
     }
 
     #[test]
-    fn takes_one_unit_dimension_of_short_contiguous_runs_at_a_narrow_pitch() {
+    fn takes_one_unit_dimension_of_short_contiguous_runs() {
         let run = dim(4, 1, true);
         let takes = |units: &[Dim], run: Dim, isa: Isa| {
             Transposed::new::<f32>(units, run, isa).map(|t| (t.pitch, t.slot_stride))
         };
         assert_eq!(takes(&[dim(16, 4, false)], run, Isa::Avx512), Some((4, 1)));
         assert_eq!(takes(&[dim(100, 8, false)], run, Isa::Avx512), Some((8, 1)));
-        // A pitch over 32 bytes, too few units for a group, a strided run, two unit
-        // dimensions, another instruction set.
-        assert!(takes(&[dim(100, 9, false)], run, Isa::Avx512).is_none());
+        assert_eq!(takes(&[dim(100, 9, false)], run, Isa::Avx512), Some((9, 1)));
+        // Too few units for a group, a strided run, two unit dimensions, another instruction
+        // set.
         assert!(takes(&[dim(15, 4, false)], run, Isa::Avx512).is_none());
         assert!(takes(&[dim(100, 8, false)], dim(4, 2, true), Isa::Avx512).is_none());
         assert!(takes(&[dim(2, 400, false), dim(100, 4, false)], run, Isa::Avx512).is_none());
         assert!(takes(&[dim(100, 4, false)], run, Isa::Avx2).is_none());
-        // One-byte elements with VBMI only, at a pitch of at most 16 bytes; runs of one
-        // element never.
+        // One-byte elements with VBMI only; runs of one element never.
         let bytes = |pitch: usize| {
             Transposed::new::<u8>(&[dim(100, pitch, false)], run, Isa::Avx512).is_some()
         };
         assert_eq!(bytes(4), has_avx512_vbmi());
-        assert_eq!(bytes(16), has_avx512_vbmi());
-        assert!(!bytes(17));
+        assert_eq!(bytes(17), has_avx512_vbmi());
         assert!(
             Transposed::new::<f32>(&[dim(100, 4, false)], dim(1, 1, true), Isa::Avx512).is_none()
         );
         assert!(Transposed::new::<u64>(&[dim(100, 4, false)], run, Isa::Avx512).is_some());
+    }
+
+    #[test]
+    fn pitches_over_32_bytes_play_a_tournament_up_to_its_longest_run() {
+        // Some(true) for the tournament, Some(false) for the permutes.
+        fn kernel<T: Lanes>(pitch: usize, len: usize) -> Option<bool> {
+            let units = [dim(100, pitch, false)];
+            Transposed::new::<T>(&units, dim(len, 1, true), Isa::Avx512)
+                .map(|t| matches!(t.kernel, Kernel::Tournament(_)))
+        }
+        assert_eq!(kernel::<f32>(8, 8), Some(false));
+        assert_eq!(kernel::<f32>(9, 9), Some(true));
+        assert_eq!(kernel::<f32>(40, 2), Some(true));
+        // FLOAT32 and FLOAT64 watch for NaNs: two vectors; other types four.
+        assert_eq!(kernel::<f32>(40, 32), Some(true));
+        assert_eq!(kernel::<f32>(40, 33), None);
+        assert_eq!(kernel::<f64>(20, 16), Some(true));
+        assert_eq!(kernel::<f64>(20, 17), None);
+        assert_eq!(kernel::<i32>(80, 64), Some(true));
+        assert_eq!(kernel::<i32>(80, 65), None);
+        assert_eq!(kernel::<f16>(17, 17), Some(true));
+        assert_eq!(kernel::<f16>(16, 16), Some(false));
+        assert_eq!(kernel::<f16>(200, 128), Some(true));
+        assert_eq!(kernel::<f16>(200, 129), None);
+        if has_avx512_vbmi() {
+            assert_eq!(kernel::<u8>(16, 16), Some(false));
+            assert_eq!(kernel::<u8>(17, 17), Some(true));
+            assert_eq!(kernel::<u8>(300, 256), Some(true));
+            assert_eq!(kernel::<u8>(300, 257), None);
+        }
     }
 
     #[test]
