@@ -1912,6 +1912,38 @@ fn short_runs_at_a_wide_pitch_play_a_tournament_and_match_the_reference() {
 }
 
 #[test]
+fn runs_under_several_kept_dimensions_are_grouped_along_the_innermost_one() {
+    // `[a, b, L]` over axis 2 with padding after each kept dimension, so that the kept
+    // dimensions do not merge, in either memory order: segments of runs along the innermost
+    // kept dimension, which tasks (one thread, four tasks) cut anywhere, a group at a time
+    // (`transposed_runs` and `tournament` under AVX-512), or run by run when it holds fewer
+    // runs than a group.
+    let mut rng = Rng(1848);
+    on_threads(1, || {
+        for data_type in [
+            DataType::Float32,
+            DataType::Float16,
+            DataType::Uint8,
+            DataType::Int64,
+        ] {
+            let size = data_type.size_in_bytes() as u32;
+            let group = 64 / size;
+            for len in [3u32, 9, 40] {
+                for (sizes, order) in [
+                    ([3, 2 * group + 5, len], [0, 1, 2]),
+                    ([5, group - 1, len], [0, 1, 2]),
+                    ([group + 3, 3, len], [1, 0, 2]),
+                ] {
+                    let input = laid_out(data_type, &sizes, &order, &[1, 2, 3], &[], &mut rng);
+                    let what = format!("{data_type:?} {sizes:?} order {order:?}");
+                    check_all(&input, &[2], &what);
+                }
+            }
+        }
+    });
+}
+
+#[test]
 fn tournament_padding_loses_every_tie_to_a_run_of_the_lowest_value() {
     // Runs of the type's lowest value (the tournament's padding), one element raised in
     // every third run: the first maximum or, with DECREASING, the last, never a padding lane.

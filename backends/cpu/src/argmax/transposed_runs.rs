@@ -47,8 +47,13 @@ const MAX_STEPS: usize = if ARGMAX_TRANSPOSED_MAX_BYTE_PITCH > ARGMAX_TRANSPOSED
 /// The most pairs of vectors a group's rows fill (a vector per element of pitch).
 const MAX_PAIRS: usize = MAX_STEPS.div_ceil(2);
 
-/// A runs plan this kernel takes: outputs one unit dimension apart, `pitch` elements each.
+/// A runs plan this kernel takes: runs `pitch` elements apart along the innermost kept
+/// dimension, the kept dimensions outside it (if any) walked a segment of runs at a time.
 pub(super) struct Transposed {
+    /// Kept dimensions outside the runs' (outermost first).
+    outer: Vec<Dim>,
+    /// Runs along the innermost kept dimension.
+    along: usize,
     /// Elements from one run's start to the next's (at least the run).
     pitch: usize,
     /// Output slots from one run's output to the next's.
@@ -81,7 +86,9 @@ impl Transposed {
     /// [`ARGMAX_TRANSPOSED_MAX_PITCH_BYTES`], at least a group of them, elements of two bytes or
     /// more.
     pub(super) fn new<T: Lanes>(unit_dims: &[Dim], run: Dim, isa: Isa) -> Option<Transposed> {
-        let [unit] = unit_dims else { return None };
+        let [outer @ .., unit] = unit_dims else {
+            return None;
+        };
         if !Transposed::fits::<T>(unit, run, isa) {
             return None;
         }
@@ -91,6 +98,8 @@ impl Transposed {
             Kernel::Tournament(Tournament::new::<T>(run.size))
         };
         Some(Transposed {
+            outer: outer.to_vec(),
+            along: unit.size,
             pitch: unit.stride,
             slot_stride: unit.slot_stride,
             kernel,
@@ -98,13 +107,14 @@ impl Transposed {
     }
 
     /// Whether the scan of `plan` will reduce its runs with this kernel (its memory order is
-    /// one kept dimension, then the run), without building the kernel.
+    /// kept dimensions, then the run), without building the kernel.
     pub(super) fn takes<T: Lanes>(plan: &Plan, isa: Isa) -> bool {
-        matches!(plan.order[..], [unit, run] if !unit.is_reduced() && run.is_reduced()
-            && Transposed::fits::<T>(&unit, run, isa))
+        matches!(&plan.order[..], [units @ .., unit, run] if run.is_reduced()
+            && !unit.is_reduced() && !units.iter().any(Dim::is_reduced)
+            && Transposed::fits::<T>(unit, *run, isa))
     }
 
-    /// The conditions of [`Transposed::new`] for one unit dimension.
+    /// The conditions of [`Transposed::new`] for the innermost kept dimension.
     fn fits<T: Lanes>(unit: &Dim, run: Dim, isa: Isa) -> bool {
         isa == Isa::Avx512
             && (T::SIZE >= 2 || has_avx512_vbmi())
@@ -134,7 +144,8 @@ impl Transposed {
         }
     }
 
-    /// Outputs `first..first + count` (units in order), a group at a time.
+    /// Outputs `first..first + count` (units in order), a segment along the innermost kept
+    /// dimension at a time, a group at a time.
     ///
     /// # Safety
     /// The CPU must support AVX-512 F and BW, and VBMI for 1-byte elements
@@ -204,7 +215,6 @@ impl Transposed {
         count: usize,
         outputs: &Outputs<O>,
     ) {
-        let rows = 64 / T::SIZE;
         let (kernel, group_bytes) = match &self.kernel {
             Kernel::Permutes(steps) => (TaskKernel::Permutes(steps), 64 * self.pitch),
             // SAFETY: AVX-512 F and BW (the caller's contract).
@@ -213,21 +223,70 @@ impl Transposed {
                 t.group_bytes::<T>(self.pitch),
             ),
         };
+        let end = first + count;
+        let mut unit = first;
+        while unit < end {
+            let along = unit % self.along;
+            let count = (self.along - along).min(end - unit);
+            let (offset, slot) = self.outer_start(unit / self.along);
+            let segment = Segment {
+                offset: offset + along * self.pitch,
+                slot: slot + along * self.slot_stride,
+                count,
+            };
+            // SAFETY: the caller's contract.
+            unsafe {
+                self.segment::<T, O, LAST, P>(job, run, (&kernel, group_bytes), segment, outputs)
+            };
+            unit += count;
+        }
+    }
+
+    /// The input offset and output slot of the first run of segment `index` (the kept
+    /// dimensions outside the innermost one, in row-major order).
+    #[inline(always)]
+    fn outer_start(&self, mut index: usize) -> (usize, usize) {
+        let (mut offset, mut slot) = (0, 0);
+        for dim in self.outer.iter().rev() {
+            let coordinate = index % dim.size;
+            index /= dim.size;
+            offset += coordinate * dim.stride;
+            slot += coordinate * dim.slot_stride;
+        }
+        (offset, slot)
+    }
+
+    /// The runs of `segment`, a group at a time with `kernel`, whose groups read
+    /// `group_bytes` from their first run's start; the rest one by one.
+    ///
+    /// # Safety
+    /// AVX-512 F and BW, and VBMI for 1-byte elements.
+    #[inline(always)]
+    unsafe fn segment<T: Lanes, O: FromIndex, const LAST: bool, P: Prims>(
+        &self,
+        job: &Job<'_>,
+        run: Dim,
+        (kernel, group_bytes): (&TaskKernel<'_>, usize),
+        segment: Segment,
+        outputs: &Outputs<O>,
+    ) {
+        let rows = 64 / T::SIZE;
         let mut positions = [0u32; 64];
         let mut indices = [0usize; 64];
         // A result is `position * scale + offset`.
         let (scale, offset) = (run.index_stride, job.finish::<LAST>(0));
-        let end = first + count;
-        let mut unit = first;
+        let end = segment.count;
+        let mut unit = 0;
         while unit < end {
-            let start = unit * self.pitch * T::SIZE;
+            let start = (segment.offset + unit * self.pitch) * T::SIZE;
+            let slot = segment.slot + unit * self.slot_stride;
             let whole = unit + rows <= end && start + group_bytes <= job.data.len();
             // SAFETY: the group's `group_bytes` bytes lie inside the input (checked); AVX-512
             // F and BW, and VBMI for 1-byte elements (the caller's contract).
             let found = whole
                 && unsafe {
                     let group = job.data.as_ptr().add(start);
-                    match &kernel {
+                    match kernel {
                         TaskKernel::Permutes(steps) => {
                             group_positions::<T, LAST>(group, steps, &mut positions)
                         }
@@ -243,7 +302,7 @@ impl Transposed {
                 // SAFETY: the task's outputs are its own; AVX-512 F and BW.
                 unsafe {
                     outputs.store_scaled(
-                        unit,
+                        slot,
                         (positions_bytes(&positions), 4, rows),
                         scale as u32,
                         offset,
@@ -260,17 +319,26 @@ impl Transposed {
                 let p = if found {
                     positions[j] as usize
                 } else {
-                    job.run_position::<T, LAST, P>((unit + j) * self.pitch, run)
+                    job.run_position::<T, LAST, P>(segment.offset + (unit + j) * self.pitch, run)
                 };
                 *index = job.finish::<LAST>(p * run.index_stride);
             }
             // SAFETY: the task's outputs are its own.
-            unsafe {
-                outputs.set_strided(unit * self.slot_stride, self.slot_stride, n, |j| indices[j])
-            };
+            unsafe { outputs.set_strided(slot, self.slot_stride, n, |j| indices[j]) };
             unit = last;
         }
     }
+}
+
+/// Consecutive runs along the innermost kept dimension.
+#[derive(Clone, Copy)]
+struct Segment {
+    /// Input offset of the first run, in elements.
+    offset: usize,
+    /// Output slot of the first run.
+    slot: usize,
+    /// Runs.
+    count: usize,
 }
 
 /// Per step `k` of a run: the permute indices that bring every row's element `k` to its
@@ -432,11 +500,14 @@ mod tests {
         assert_eq!(takes(&[dim(16, 4, false)], run, Isa::Avx512), Some((4, 1)));
         assert_eq!(takes(&[dim(100, 8, false)], run, Isa::Avx512), Some((8, 1)));
         assert_eq!(takes(&[dim(100, 9, false)], run, Isa::Avx512), Some((9, 1)));
-        // Too few units for a group, a strided run, two unit dimensions, another instruction
-        // set.
+        // Kept dimensions outside the innermost one are walked.
+        let two = [dim(2, 400, false), dim(100, 4, false)];
+        assert_eq!(takes(&two, run, Isa::Avx512), Some((4, 1)));
+        // Too few units along the innermost kept dimension for a group, a strided run,
+        // another instruction set.
         assert!(takes(&[dim(15, 4, false)], run, Isa::Avx512).is_none());
+        assert!(takes(&[dim(100, 64, false), dim(15, 4, false)], run, Isa::Avx512).is_none());
         assert!(takes(&[dim(100, 8, false)], dim(4, 2, true), Isa::Avx512).is_none());
-        assert!(takes(&[dim(2, 400, false), dim(100, 4, false)], run, Isa::Avx512).is_none());
         assert!(takes(&[dim(100, 4, false)], run, Isa::Avx2).is_none());
         // One-byte elements with VBMI only; runs of one element never.
         let bytes = |pitch: usize| {
