@@ -391,6 +391,12 @@ pub const ONE_HOT_DIRECT_MIN_ROW_BYTES: usize = 256;
 /// streamed, 1 MiB slowed a 2 MB one (0.13 -> 0.19 ms).
 pub const STREAM_MIN_BYTES: usize = 4 << 20;
 
+/// ArgMax, AVX-512: in an output of [`STREAM_MIN_BYTES`] or more, a vector store of at least
+/// this many bytes of results (`argmax::Outputs::store_scaled`) streams its whole lines. The
+/// transposed groups' stores of 64 to 512 bytes shared a line with the next one's head, and
+/// streamed took FLOAT32 `[3e6, 10]` over axis 1 from 7.4 to 9.5 ms on one Zen 4 core.
+pub const ARGMAX_STREAM_MIN_CALL_BYTES: usize = 2048;
+
 /// OneHot, scatter kernel: bytes of output per task, whatever the element size (tasks of
 /// [`TASK_ELEMENTS`] elements were 32 KiB of UINT8: each resolved its few positions and
 /// zeroed a position cache: 16 % of one thread's time on deep rows in `perf`).

@@ -265,6 +265,11 @@ impl Job<'_> {
                         });
                     }
                 }
+                // What `store_scaled_avx512` streamed is seen before the task ends.
+                #[cfg(target_arch = "x86_64")]
+                if vector_step.is_some() {
+                    crate::simd::stream_fence();
+                }
             };
             for_each_task(tasks, parallel, task);
             return;

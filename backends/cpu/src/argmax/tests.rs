@@ -1944,6 +1944,23 @@ fn runs_under_several_kept_dimensions_are_grouped_along_the_innermost_one() {
 }
 
 #[test]
+fn outputs_of_several_mebibytes_are_streamed_and_match_the_reference() {
+    // `[3, n]` FLOAT32 over axis 0: the row fold's results go out a tail block at a time
+    // through `Outputs::store_scaled`, whose whole lines are streamed in an output of 4 MiB
+    // or more (`STREAM_MIN_BYTES`), 32- and 64-bit, from a head that reaches the first line
+    // boundary. One thread and two.
+    let n = crate::thresholds::STREAM_MIN_BYTES / 4 + 1000;
+    let mut rng = Rng(7);
+    let values: Vec<f32> = (0..3 * n).map(|_| rng.below(5) as f32).collect();
+    let input = packed(&[3, n as u32], &values);
+    for threads in [1, 2] {
+        on_threads(threads, || {
+            check_every_output_type(&input, &[0], &format!("[3, {n}] on {threads} threads"))
+        });
+    }
+}
+
+#[test]
 fn tournament_padding_loses_every_tie_to_a_run_of_the_lowest_value() {
     // Runs of the type's lowest value (the tournament's padding), one element raised in
     // every third run: the first maximum or, with DECREASING, the last, never a padding lane.
