@@ -25,7 +25,7 @@
 use super::avx512::blend_lanes512;
 use super::kernels::Prims;
 use super::lanes::Lanes;
-use super::plan::{Dim, Plan};
+use super::plan::{Dim, Plan, Walk};
 use super::tournament::{Field, Tournament};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
@@ -245,15 +245,9 @@ impl Transposed {
     /// The input offset and output slot of the first run of segment `index` (the kept
     /// dimensions outside the innermost one, in row-major order).
     #[inline(always)]
-    fn outer_start(&self, mut index: usize) -> (usize, usize) {
-        let (mut offset, mut slot) = (0, 0);
-        for dim in self.outer.iter().rev() {
-            let coordinate = index % dim.size;
-            index /= dim.size;
-            offset += coordinate * dim.stride;
-            slot += coordinate * dim.slot_stride;
-        }
-        (offset, slot)
+    fn outer_start(&self, index: usize) -> (usize, usize) {
+        let at = Walk::new(&self.outer, index, 1).next().unwrap_or_default();
+        (at.offset, at.slot)
     }
 
     /// The runs of `segment`, a group at a time with `kernel`, whose groups read
