@@ -23,7 +23,7 @@
 //! reduced output by output instead (the caller's fallback).
 
 use super::lanes::Lanes;
-use super::transposed_runs::{permute2, widen};
+use super::transposed_runs::{permute2, set_lane, widen};
 use crate::thresholds::ARGMAX_TOURNAMENT_MAX_RUN_BYTES;
 use std::arch::x86_64::*;
 
@@ -84,15 +84,18 @@ impl Tournament {
                     masks[v] |= (u64::MAX >> (64 - T::SIZE)) << (lane * T::SIZE);
                 }
                 // Wrapping in the lane's width: only padding lanes, which never win, wrap.
-                let position = (at.wrapping_sub(shift) as u64).to_le_bytes();
-                positions[v][lane * T::SIZE..][..T::SIZE].copy_from_slice(&position[..T::SIZE]);
+                set_lane(
+                    &mut positions[v],
+                    lane,
+                    T::SIZE,
+                    at.wrapping_sub(shift) as u64,
+                );
             }
         }
         let (mut even, mut odd) = ([0u8; 64], [0u8; 64]);
         for lane in 0..lanes {
-            let (e, o) = ((2 * lane) as u64, (2 * lane + 1) as u64);
-            even[lane * T::SIZE..][..T::SIZE].copy_from_slice(&e.to_le_bytes()[..T::SIZE]);
-            odd[lane * T::SIZE..][..T::SIZE].copy_from_slice(&o.to_le_bytes()[..T::SIZE]);
+            set_lane(&mut even, lane, T::SIZE, (2 * lane) as u64);
+            set_lane(&mut odd, lane, T::SIZE, (2 * lane + 1) as u64);
         }
         Field {
             vectors: self.vectors,

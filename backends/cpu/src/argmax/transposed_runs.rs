@@ -365,8 +365,7 @@ impl Steps {
             for j in 0..rows {
                 let at = j * pitch + k;
                 let index = (at % (2 * rows)) as u64;
-                steps.indices[k][j * size..(j + 1) * size]
-                    .copy_from_slice(&index.to_le_bytes()[..size]);
+                set_lane(&mut steps.indices[k], j, size, index);
                 steps.masks[k][at / (2 * rows)] |= 1 << j;
             }
         }
@@ -417,6 +416,13 @@ unsafe fn group_positions<T: Lanes, const LAST: bool>(
     }
     widen::<T>(at, positions);
     nan == 0
+}
+
+/// Writes the low `size` bytes of `value` into lane `lane` of `vector` (lanes of `size` bytes,
+/// 1, 2, 4 or 8, little-endian): the permute indices and lane positions the group kernels
+/// load as vectors.
+pub(super) fn set_lane(vector: &mut [u8; 64], lane: usize, size: usize, value: u64) {
+    vector[lane * size..][..size].copy_from_slice(&value.to_le_bytes()[..size]);
 }
 
 /// The bytes of `positions` (for [`Outputs::store_scaled`]).
