@@ -166,7 +166,7 @@ const REST: [[u32; 16]; 16] = {
 /// writes; the words' elements must lie less than 2^32 past the origin.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx2,popcnt")]
-#[inline]
+#[inline(never)]
 pub(super) unsafe fn sparse_blocks_avx512<const N: usize>(
     dst: *mut u8,
     room: usize,
