@@ -159,7 +159,12 @@ const REST: [[u32; 16]; 16] = {
 /// itself: held in registers across the word loop, they pushed the gathered offsets onto the
 /// stack for rows of three coordinates, where each word's reload waited on the last word's
 /// store (UINT8 `[37, 30974, 2]` at 5 % on one AMD EPYC Zen 4 core: 0.83 -> 0.22 ms; rows
-/// of two and four coordinates unchanged).
+/// of two and four coordinates unchanged). It is never inlined, for the same reason: inlined
+/// into the row kernel, whose other paths hold many registers, the gathered offsets went
+/// back onto the stack for rows of two coordinates (one core, libraries alternated in one
+/// process, medians of 21, ms: FLOAT16 `[65070, 19]` at 1 % 0.238 -> 0.181,
+/// `[1653, 70, 1, 60]` at 0.1 % 0.99 -> 0.78; INT32 `[63, 2, 23735, 2]` at 0.1 % 1.46 ->
+/// 1.25; UINT8 `[30000, 1000]` at 2 % 3.45 -> 2.32; three to five coordinates unchanged).
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW and VBMI2; `dst` must be valid for `room` bytes of
