@@ -308,6 +308,12 @@ pub(super) fn write_rows(
     stream: bool,
     ahead: &[u8],
 ) {
+    // No rows, nothing to do: the words need no scan (one core, UINT8 `[30000000]` all zero,
+    // libraries alternated, medians of 15: 1.59 -> 1.47 ms), and the input is not read ahead
+    // (see `rows_body`).
+    if out.is_empty() {
+        return;
+    }
     match shape.n {
         1 => dispatch::<1>(shape, kernel, words, start, out, stream, ahead),
         2 => dispatch::<2>(shape, kernel, words, start, out, stream, ahead),

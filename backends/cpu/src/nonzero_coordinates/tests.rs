@@ -839,9 +839,10 @@ fn large_inputs_cross_chunks_and_runs() {
 fn sparse_inputs_gathered_across_words_match_the_reference() {
     // The densities and run lengths whose rows are gathered sixteen at a time across words
     // (`NONZERO_GATHER`) and just outside them, with rows of fewer, as many and more
-    // coordinates than the rank, some long enough to be streamed through the stage.
+    // coordinates than the rank, some long enough to be streamed through the stage; and
+    // dimensions of size 1 inside the shape (levels that divide by 1).
     let mut rng = Rng(23);
-    let shapes: [&[usize]; 7] = [
+    let shapes: [&[usize]; 9] = [
         &[40, 7, 13],
         &[3, 300, 2],
         &[2, 5, 9, 100],
@@ -849,6 +850,8 @@ fn sparse_inputs_gathered_across_words_match_the_reference() {
         &[6, 2, 1000],
         &[1, 4, 3, 2, 700],
         &[130, 4, 129],
+        &[3, 1, 70, 1, 9],
+        &[25, 1, 1, 40],
     ];
     for sizes in shapes {
         for percent in [1, 2, 5, 14, 16] {
