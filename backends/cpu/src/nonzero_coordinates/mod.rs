@@ -37,10 +37,15 @@
 //! copied out with non-temporal stores; smaller ones are written in place, and so are, on some
 //! AMD CPUs, chunks by element width and density ([`Tuning::chunk_streams`]).
 //!
+//! On one worker, a chunk after a very sparse one of wide elements skips both passes: it is
+//! scanned in blocks of a few KiB, each block's rows written as soon as its masks are made
+//! ([`scattered`]).
+//!
 //! A strided output is counted first, written packed into a temporary and scattered through
 //! its strides.
 
 mod emit;
+mod scattered;
 mod short_runs;
 mod sparse_blocks;
 #[cfg(test)]
@@ -54,15 +59,18 @@ use crate::simd::{
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
     NONZERO_AMD_STREAM_MAX_SHARE, NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER,
-    NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY,
-    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES,
-    NONZERO_ZEN4_NARROW_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
-    NONZERO_ZEN5_NARROW_ELEMENT_BYTES, NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
+    NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_SCATTER_BLOCK_WORDS,
+    NONZERO_SCATTER_MIN_BYTES_PER_ROW, NONZERO_SCATTER_MIN_ELEMENT_BYTES,
+    NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES,
+    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
+    NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY, NONZERO_ZEN5_NARROW_ELEMENT_BYTES,
+    NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
 };
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
 use opconform_backend::{BackendError, DataType, NonZeroCoordinatesDesc, Tensor, TensorDesc};
 use rayon::prelude::*;
+use sparse_blocks::Divisors;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -107,6 +115,14 @@ struct Tuning {
     /// [`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES`] that the rows before it read
     /// ahead already ([`NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES`] on AMD Zen 4, else 0: not again).
     mask_prefetch_again: usize,
+    /// One worker scans a chunk in blocks of this many mask words, writing their rows at
+    /// once ([`scattered`]), after a chunk with at least `scatter_min_bytes_per_row` input
+    /// bytes per row ([`NONZERO_SCATTER_BLOCK_WORDS`],
+    /// [`NONZERO_SCATTER_MIN_BYTES_PER_ROW`]; smaller blocks in tests).
+    scatter_block_words: usize,
+    scatter_min_bytes_per_row: usize,
+    /// The narrowest elements scanned so ([`NONZERO_SCATTER_MIN_ELEMENT_BYTES`]).
+    scatter_min_element_bytes: usize,
 }
 
 /// The AMD cores with AVX-512 whose NonZeroCoordinates thresholds differ from the others'.
@@ -185,6 +201,9 @@ impl Tuning {
             } else {
                 0
             },
+            scatter_block_words: NONZERO_SCATTER_BLOCK_WORDS,
+            scatter_min_bytes_per_row: NONZERO_SCATTER_MIN_BYTES_PER_ROW,
+            scatter_min_element_bytes: NONZERO_SCATTER_MIN_ELEMENT_BYTES,
         }
     }
 
@@ -196,6 +215,13 @@ impl Tuning {
         } else {
             0
         }
+    }
+
+    /// Whether one worker scans the chunk after one of `elements` elements of `T` holding
+    /// `rows` rows block by block ([`scattered`]).
+    fn scatters_after<T: Zero>(&self, rows: usize, elements: usize) -> bool {
+        T::SIZE >= self.scatter_min_element_bytes
+            && scattered::sparse_enough::<T>(rows, elements, self.scatter_min_bytes_per_row)
     }
 
     /// Whether a chunk streams its rows out, in a pass that streams (`pass_streams`).
@@ -533,8 +559,25 @@ impl Job<'_> {
         // A chunk the rows read ahead: not again, but where that read-ahead falls behind.
         let again = self.tuning.mask_prefetch_again::<T>();
         let mut ahead = unprefetched;
+        // One worker scans the chunks after a sparse enough one block by block.
+        // (Rows by `Divisors::row_of`: elements under 2^47.)
+        let divisors = (pass.workers == 1 && len < 1 << 47)
+            .then(|| Divisors::new(self.input.sizes(), self.n))
+            .flatten();
+        let mut scatter = false;
         loop {
             let (start, end) = range(c);
+            if let (true, Some(divisors)) = (scatter, &divisors) {
+                let count = self.scattered_chunk::<T>(pass, c, divisors, bitmap);
+                scatter = self.tuning.scatters_after::<T>(count, end - start);
+                let Some(next) = pass.chain.claim() else {
+                    return;
+                };
+                // Nothing was read ahead.
+                ahead = unprefetched;
+                c = next;
+                continue;
+            }
             let bits = &mut bitmap[..(end - start).div_ceil(GROUP)];
             let count = self.masks::<T>(start, end, bits, ahead);
             let before = pass.chain.publish(c, count);
@@ -561,6 +604,7 @@ impl Job<'_> {
             };
             let stream = self.tuning.chunk_streams(pass.stream, load);
             emit::write_rows(&pass.shape, kernel, bits, start, rows, stream, next_input);
+            scatter = self.tuning.scatters_after::<T>(count, end - start);
             let Some(next) = pass.chain.claim() else {
                 return;
             };
@@ -569,6 +613,56 @@ impl Job<'_> {
             ahead = if next == guess { again } else { unprefetched };
             c = next;
         }
+    }
+
+    /// Writes the rows of chunk `c` on the only worker: scanned block by block
+    /// ([`Job::scatter_rows`]), then, from the first block too dense for that, through the
+    /// usual passes (masks into `bitmap`, then [`emit::write_rows`], nothing read ahead).
+    /// Returns the chunk's row count, published.
+    fn scattered_chunk<T: Zero>(
+        &self,
+        pass: &Pass<'_>,
+        c: usize,
+        divisors: &Divisors,
+        bitmap: &mut [u64],
+    ) -> usize {
+        let start = c * pass.chunk;
+        let end = (start + pass.chunk).min(self.input.count);
+        let before = pass.chain.rows_before(c);
+        // SAFETY: the only worker writes every chunk's rows in turn. The region is a row per
+        // element of the chunk, or the rows left where the output holds only the counted
+        // rows (a strided output's packed rows), which the chunk's rows fit.
+        let room = (end - start).min(pass.rows.rows_from(before));
+        let out = unsafe { pass.rows.region(before, room) };
+        let tuning = &self.tuning;
+        let scanned = self.scatter_rows::<T>(start, end, out, divisors, tuning.scatter_block_words);
+        let mut count = scanned.rows;
+        if scanned.end < end {
+            let bits = &mut bitmap[..(end - scanned.end).div_ceil(GROUP)];
+            let rest = self.masks::<T>(scanned.end, end, bits, 0);
+            // SAFETY: as above; `out` is no longer used, and these rows follow its rows.
+            let rows = unsafe { pass.rows.region(before + count, rest) };
+            let load = ChunkLoad {
+                rows: rest,
+                row_bytes: rows.len(),
+                elements: end - scanned.end,
+                element_bytes: T::SIZE,
+                shared: false,
+            };
+            let stream = tuning.chunk_streams(pass.stream, load);
+            emit::write_rows(
+                &pass.shape,
+                tuning.rows,
+                bits,
+                scanned.end,
+                rows,
+                stream,
+                &[],
+            );
+            count += rest;
+        }
+        pass.chain.publish(c, count);
+        count
     }
 
     /// The nonzero flags of elements `start..end` (`start` a multiple of [`GROUP`]) into
@@ -689,16 +783,21 @@ impl Chain {
         (c < self.chunks).then_some(c)
     }
 
+    /// The rows of the chunks before chunk `c`, once they are counted.
+    fn rows_before(&self, c: usize) -> usize {
+        match c.checked_sub(1) {
+            None => 0,
+            Some(previous) => self.wait_for(previous),
+        }
+    }
+
     /// Records that chunk `c` holds `count` rows, once the chunks before it are counted;
     /// returns the rows before it.
     ///
     /// # Panics
     /// If another worker panicked while this one waited.
     fn publish(&self, c: usize, count: usize) -> usize {
-        let before = match c.checked_sub(1) {
-            None => 0,
-            Some(previous) => self.wait_for(previous),
-        };
+        let before = self.rows_before(c);
         self.end(c).store(1 + before + count, Ordering::Release);
         before
     }
@@ -765,6 +864,14 @@ impl<'a> SharedRows<'a> {
             len: out.len(),
             row_bytes,
             output: PhantomData,
+        }
+    }
+
+    /// How many rows fit from row `first` on (any number for rows of no bytes).
+    fn rows_from(&self, first: usize) -> usize {
+        match self.len.checked_div(self.row_bytes) {
+            Some(rows) => rows.saturating_sub(first),
+            None => usize::MAX,
         }
     }
 

@@ -74,6 +74,30 @@ impl Divisors {
         coordinates
     }
 
+    /// The row of element `flat` (under 2^47) for rows of `n` coordinates (as
+    /// [`Divisors::new`] was given): the coordinate of level `l` in column `n - 1 - l`, 0 in
+    /// columns before the input's first dimension. Each quotient is the product by the raised
+    /// inverse, truncated ([`raised_inverse`]): a 64-bit division took about 14 cycles, and
+    /// a row of two coordinates about 9 ns with them.
+    pub(super) fn row_of(&self, flat: usize, n: usize) -> [u32; MAX_N] {
+        debug_assert!(flat < 1 << 47, "row_of: element {flat} past 2^47");
+        let mut row = [0; MAX_N];
+        let mut rest = flat as u64;
+        for l in 0..self.count {
+            let coordinate = if l + 1 == self.count && self.outermost {
+                rest
+            } else {
+                // Exact: `rest` is under 2^47, so `rest as f64` is too.
+                let quotient = (rest as f64 * self.inverses[l]) as u64;
+                let remainder = rest - quotient * self.sizes[l] as u64;
+                rest = quotient;
+                remainder
+            };
+            row[n - 1 - l] = coordinate as u32;
+        }
+        row
+    }
+
     /// `x / size` of level `l` as the vectors compute it (scalar, for tests).
     #[cfg(test)]
     fn quotient(&self, l: usize, x: f64) -> f64 {
@@ -348,6 +372,41 @@ mod tests {
             }
         }
         assert!(Divisors::new(&[1 << 32], 1).is_none());
+    }
+
+    #[test]
+    fn rows_of_single_elements_hold_their_coordinates() {
+        let shapes: [&[usize]; 4] = [
+            &[7, 1, 13, 1_000_003],
+            &[3, 5],
+            &[4_000_037, 2, 9],
+            &[65_535, 65_537, 3],
+        ];
+        for sizes in shapes {
+            let count: usize = sizes.iter().product();
+            let flats = (0..2000)
+                .chain((1..200).map(|k| count * k / 200))
+                .chain(count.saturating_sub(2000)..count);
+            for flat in flats.filter(|&f| f < count) {
+                // The coordinates, outermost first, by integer division.
+                let mut coordinates = vec![0u32; sizes.len()];
+                let mut rest = flat;
+                for (c, &size) in coordinates.iter_mut().zip(sizes).rev() {
+                    *c = (rest % size) as u32;
+                    rest /= size;
+                }
+                for n in 1..=sizes.len() + 1 {
+                    let divisors = Divisors::new(sizes, n).unwrap();
+                    let row = divisors.row_of(flat, n);
+                    let mut expected = vec![0u32; n];
+                    for (k, &c) in coordinates.iter().rev().enumerate().take(n) {
+                        expected[n - 1 - k] = c;
+                    }
+                    assert_eq!(&row[..n], &expected[..], "{sizes:?} element {flat}, N={n}");
+                    assert!(row[n..].iter().all(|&c| c == 0));
+                }
+            }
+        }
     }
 
     #[test]

@@ -623,6 +623,11 @@ fn tunings() -> Vec<Tuning> {
                 dense_in_place_density: [[f64::INFINITY; 2]; 2],
                 // Chunks read ahead are prefetched again by the masks pass (wide elements).
                 mask_prefetch_again: 256,
+                // Where one worker takes the chunks: blocks of four words, scanned after
+                // chunks of up to one row per four bytes.
+                scatter_block_words: 4,
+                scatter_min_bytes_per_row: 4,
+                scatter_min_element_bytes: 1,
             };
             for chunk in [64, 192, 4096] {
                 all.push(Tuning { chunk, ..forced });
@@ -650,6 +655,18 @@ fn tunings() -> Vec<Tuning> {
                 parallel_min: usize::MAX,
                 ..forced
             });
+            // One worker scanning chunks block by block after sparse ones, in blocks of one
+            // and two words, the first block too dense for it and the rest of its chunk
+            // going the usual way.
+            for (scatter_block_words, scatter_min_bytes_per_row) in [(1, 2), (2, 16)] {
+                all.push(Tuning {
+                    chunk: 1024,
+                    parallel_min: usize::MAX,
+                    scatter_block_words,
+                    scatter_min_bytes_per_row,
+                    ..forced
+                });
+            }
         }
     }
     all
