@@ -568,7 +568,7 @@ impl Job<'_> {
         loop {
             let (start, end) = range(c);
             if let (true, Some(divisors)) = (scatter, &divisors) {
-                let count = self.scattered_chunk::<T>(pass, c, divisors, bitmap);
+                let count = self.scattered_chunk::<T>(pass, c, (start, end), divisors, bitmap);
                 scatter = self.tuning.scatters_after::<T>(count, end - start);
                 let Some(next) = pass.chain.claim() else {
                     return;
@@ -615,19 +615,18 @@ impl Job<'_> {
         }
     }
 
-    /// Writes the rows of chunk `c` on the only worker: scanned block by block
-    /// ([`Job::scatter_rows`]), then, from the first block too dense for that, through the
-    /// usual passes (masks into `bitmap`, then [`emit::write_rows`], nothing read ahead).
-    /// Returns the chunk's row count, published.
+    /// Writes the rows of chunk `c` (elements `start..end`) on the only worker: scanned
+    /// block by block ([`Job::scatter_rows`]), then, from the first block too dense for
+    /// that, through the usual passes (masks into `bitmap`, then [`emit::write_rows`],
+    /// nothing read ahead). Returns the chunk's row count, published.
     fn scattered_chunk<T: Zero>(
         &self,
         pass: &Pass<'_>,
         c: usize,
+        (start, end): (usize, usize),
         divisors: &Divisors,
         bitmap: &mut [u64],
     ) -> usize {
-        let start = c * pass.chunk;
-        let end = (start + pass.chunk).min(self.input.count);
         let before = pass.chain.rows_before(c);
         // SAFETY: the only worker writes every chunk's rows in turn. The region is a row per
         // element of the chunk, or the rows left where the output holds only the counted
