@@ -22,6 +22,7 @@ use crate::simd::{amd_cpu, copy_streaming, prefetch_ahead_into, stream_fence, Is
 use crate::strided::MAX_DIMS;
 use crate::thresholds::{
     NONZERO_DENSE_GROUP as DENSE_GROUP, NONZERO_GATHER as GATHER,
+    NONZERO_SKIP_ZERO_WORDS_MAX_ROWS_PER_WORD as SKIP_ZERO_WORDS,
     NONZERO_STAGE_BYTES as STAGE_BYTES, NONZERO_WIDE_L1_READ_AHEAD_DENSITY,
 };
 
@@ -494,6 +495,8 @@ fn rows_body<const N: usize, const KERNEL: u8, const L1: bool>(
     .then(|| Divisors::new(&shape.sizes[..shape.rank], N))
     .flatten()
     .map(|divisors| Gathered::new(divisors, start));
+    // Sparse chunks skip their zero words in the run kernel ([`run_words_avx512`]).
+    let skip_zero_words = sink.rows_left(N) as f64 <= SKIP_ZERO_WORDS * words.len() as f64;
     let mut w = 0;
     while w < words.len() {
         let word = words[w];
@@ -541,10 +544,13 @@ fn rows_body<const N: usize, const KERNEL: u8, const L1: bool>(
                     .then(|| ((cursor.run_end - base) / GROUP).min(words.len() - w))
             };
             if let Some(taken) = words_taken {
-                let done =
-                    sink.run_words::<N, KERNEL>(&words[w..w + taken], base, &mut cursor, |k| {
-                        read_ahead(w + k)
-                    });
+                let done = sink.run_words::<N, KERNEL>(
+                    &words[w..w + taken],
+                    base,
+                    &mut cursor,
+                    skip_zero_words,
+                    |k| read_ahead(w + k),
+                );
                 lanes.stale = true;
                 if done > 0 {
                     w += done;
@@ -782,11 +788,18 @@ impl<'a> Sink<'a> {
         words: &[u64],
         start: usize,
         cursor: &mut Cursor,
+        skip_zero_words: bool,
         before: impl FnMut(usize),
     ) -> usize {
         #[cfg(target_arch = "x86_64")]
         if KERNEL >= AVX512 {
-            return self.vector_run_words::<N, KERNEL>(words, start, cursor, before);
+            return self.vector_run_words::<N, KERNEL>(
+                words,
+                start,
+                cursor,
+                skip_zero_words,
+                before,
+            );
         }
         let (region, at) = self.room(GROUP * 4 * N + 64 * N);
         #[cfg(target_arch = "x86_64")]
@@ -801,7 +814,7 @@ impl<'a> Sink<'a> {
             *at += bytes;
             return done;
         }
-        let _ = (region, words, start, cursor, before);
+        let _ = (region, words, start, cursor, before, skip_zero_words);
         0
     }
 
@@ -817,6 +830,7 @@ impl<'a> Sink<'a> {
         words: &[u64],
         start: usize,
         cursor: &mut Cursor,
+        skip_zero_words: bool,
         before: impl FnMut(usize),
     ) -> usize {
         self.settle();
@@ -834,18 +848,46 @@ impl<'a> Sink<'a> {
         // overrun fit in `region`.
         let (done, bytes) = unsafe {
             match (traded, vbmi2) {
-                (Some(traded), true) => {
-                    run_words_vbmi2::<N, true>(dst, room, words, start, cursor, traded, before)
-                }
-                (None, true) => {
-                    run_words_vbmi2::<N, false>(dst, room, words, start, cursor, UNTRADED, before)
-                }
-                (Some(traded), false) => {
-                    run_words_avx512f::<N, true>(dst, room, words, start, cursor, traded, before)
-                }
-                (None, false) => {
-                    run_words_avx512f::<N, false>(dst, room, words, start, cursor, UNTRADED, before)
-                }
+                (Some(traded), true) => run_words_vbmi2::<N, true>(
+                    dst,
+                    room,
+                    words,
+                    start,
+                    cursor,
+                    traded,
+                    skip_zero_words,
+                    before,
+                ),
+                (None, true) => run_words_vbmi2::<N, false>(
+                    dst,
+                    room,
+                    words,
+                    start,
+                    cursor,
+                    UNTRADED,
+                    skip_zero_words,
+                    before,
+                ),
+                (Some(traded), false) => run_words_avx512f::<N, true>(
+                    dst,
+                    room,
+                    words,
+                    start,
+                    cursor,
+                    traded,
+                    skip_zero_words,
+                    before,
+                ),
+                (None, false) => run_words_avx512f::<N, false>(
+                    dst,
+                    room,
+                    words,
+                    start,
+                    cursor,
+                    UNTRADED,
+                    skip_zero_words,
+                    before,
+                ),
             }
         };
         let traded = traded.is_some();
@@ -1618,6 +1660,12 @@ unsafe fn word_rows<const N: usize>(
 /// With `TRADED`, `traded` (a [`ColumnSwap`]'s tables) in place of [`BLOCK_TABLES`]: the rows
 /// come out with their columns traded.
 ///
+/// With `skip_zero_words` (a sparse chunk: [`SKIP_ZERO_WORDS`]), the words inside a run are
+/// taken eight at a time: one test finds the nonzero ones, and only they build rows, each
+/// checked against the room (its rows and the overrun). Without it, the room bound assumes
+/// full words, which in a sparse chunk let a few words through at a time and left the
+/// chunk's last 80 rows or so to the general path, a word at a time.
+///
 /// Always inlined, into [`run_words_vbmi2`] or [`run_words_avx512f`], which set the target
 /// features: compiled with AVX-512 F alone, this loop called the VBMI2 compress of every word
 /// ([`few_vbmi2`], [`set_bit_positions`]) out of line, its vectors spilled around the call.
@@ -1640,6 +1688,7 @@ unsafe fn run_words_avx512<const N: usize, const TRADED: bool>(
     cursor: &mut Cursor,
     vbmi2: bool,
     traded: &[[u32; 16]; MAX_N],
+    skip_zero_words: bool,
     mut before: impl FnMut(usize),
 ) -> (usize, usize) {
     use std::arch::x86_64::*;
@@ -1676,29 +1725,60 @@ unsafe fn run_words_avx512<const N: usize, const TRADED: bool>(
     // The last coordinate of the word's bit 0: under `inner + GROUP` at the top of the loop,
     // under `inner` once the cursor caught up (runs are at least a word long).
     let mut first = start - cursor.run_start;
+    // Whether the rows of `mask` and the overrun fit from `written`.
+    let fits =
+        |written: usize, mask: u64| room - written >= mask.count_ones() as usize * 4 * N + 64 * N;
     let mut k = 0;
     while k < words.len() {
-        if room - written < worst {
-            return (k, written);
-        }
         if first >= inner {
             template = next_run(cursor, template);
             first -= inner;
         }
-        // The words wholly inside the run that surely fit the room, in a loop with no run or
-        // room check.
-        let inside = ((inner - first) / GROUP)
-            .min(words.len() - k)
-            .min((room - written - worst) / (GROUP * 4 * N) + 1);
-        for &mask in &words[k..k + inside] {
-            before(k);
-            // In bounds: each of these words' rows and the overrun fit (`inside` above).
-            written += rows_at(written, mask, first, template);
-            first += GROUP;
-            k += 1;
+        // The words wholly inside the run, in loops with no run check.
+        let in_run = ((inner - first) / GROUP).min(words.len() - k);
+        if skip_zero_words {
+            // Zero words skipped eight at a time; each word's rows checked against the room.
+            let mut left = in_run;
+            while left > 0 {
+                let take = left.min(8);
+                for j in 0..take {
+                    before(k + j);
+                }
+                let lanes = ((1u32 << take) - 1) as u8;
+                let group = _mm512_maskz_loadu_epi64(lanes, words.as_ptr().add(k).cast());
+                let mut nonzero = _mm512_test_epi64_mask(group, group);
+                while nonzero != 0 {
+                    let j = nonzero.trailing_zeros() as usize;
+                    nonzero &= nonzero - 1;
+                    let mask = words[k + j];
+                    if !fits(written, mask) {
+                        return (k + j, written);
+                    }
+                    written += rows_at(written, mask, first + GROUP * j, template);
+                }
+                first += take * GROUP;
+                k += take;
+                left -= take;
+            }
+        } else {
+            if room - written < worst {
+                return (k, written);
+            }
+            // As many as surely fit the room, with no room check.
+            let inside = in_run.min((room - written - worst) / (GROUP * 4 * N) + 1);
+            for &mask in &words[k..k + inside] {
+                before(k);
+                // In bounds: each of these words' rows and the overrun fit (`inside` above).
+                written += rows_at(written, mask, first, template);
+                first += GROUP;
+                k += 1;
+            }
         }
-        if k == words.len() || room - written < worst {
+        if k == words.len() {
             continue;
+        }
+        if !fits(written, words[k]) {
+            return (k, written);
         }
         let mask = words[k];
         before(k);
@@ -1707,8 +1787,8 @@ unsafe fn run_words_avx512<const N: usize, const TRADED: bool>(
             template = next_run(cursor, template);
             first -= inner;
         }
-        // In bounds below: `worst` bytes remain from `written`, and the rows of the word's
-        // two parts together are the word's.
+        // In bounds below: the word's rows and the overrun fit (`fits` above), and the rows
+        // of the word's two parts together are the word's.
         let left_in_run = inner - first;
         if left_in_run >= GROUP || mask >> left_in_run == 0 {
             written += rows_at(written, mask, first, template);
@@ -1737,6 +1817,7 @@ macro_rules! run_words_kernel {
         #[doc = concat!("As [`run_words_avx512`]; the CPU must support ", $features, ".")]
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $features)]
+        #[allow(clippy::too_many_arguments)]
         unsafe fn $name<const N: usize, const TRADED: bool>(
             dst: *mut u8,
             room: usize,
@@ -1744,9 +1825,20 @@ macro_rules! run_words_kernel {
             start: usize,
             cursor: &mut Cursor,
             traded: &[[u32; 16]; MAX_N],
+            skip_zero_words: bool,
             before: impl FnMut(usize),
         ) -> (usize, usize) {
-            run_words_avx512::<N, TRADED>(dst, room, words, start, cursor, $vbmi2, traded, before)
+            run_words_avx512::<N, TRADED>(
+                dst,
+                room,
+                words,
+                start,
+                cursor,
+                $vbmi2,
+                traded,
+                skip_zero_words,
+                before,
+            )
         }
     };
 }

@@ -28,9 +28,10 @@
 //! followed incrementally (a division only when a set bit lies past the current run), so a
 //! 64-element group inside one run is a template row (the outer coordinates) plus a varying
 //! last coordinate. Dense groups build eight rows at a time with AVX2 permutes and blends;
-//! sparse ones loop over their set bits. Under AVX-512, an innermost dimension shorter than
-//! a group is not followed run by run: [`short_runs`] computes each block of sixteen rows'
-//! coordinates at once, in vectors. Under AVX-512 VBMI2, sparse chunks gather their set bits
+//! sparse ones loop over their set bits. Under AVX-512, a chunk with under a row per word or
+//! so builds rows only for its nonzero words, found eight at a time; an innermost dimension
+//! shorter than a group is not followed run by run: [`short_runs`] computes each block of
+//! sixteen rows' coordinates at once, in vectors. Under AVX-512 VBMI2, sparse chunks gather their set bits
 //! across words into full blocks of sixteen and divide each block's element offsets into
 //! coordinates ([`sparse_blocks`]). Outputs of at least
 //! [`STREAM_MIN_BYTES`](crate::thresholds::STREAM_MIN_BYTES) are gathered in a small buffer and

@@ -885,6 +885,41 @@ fn sparse_inputs_gathered_across_words_match_the_reference() {
 }
 
 #[test]
+fn very_sparse_long_runs_skip_their_zero_words() {
+    // Under about one row per 64-element word, runs longer than the gathered ones
+    // (`NONZERO_GATHER`) take the run kernel with zero words skipped eight at a time
+    // (`NONZERO_SKIP_ZERO_WORDS_MAX_ROWS_PER_WORD`): runs ending inside a group of eight words
+    // and inside a word, chunks whose room ends a few rows after a nonzero word, rank 1, and
+    // densities from a row every 16 words to one every 16 runs.
+    let mut rng = Rng(31);
+    let shapes: [&[usize]; 5] = [
+        &[40_000],
+        &[3, 7, 1000],
+        &[5, 451],
+        &[2, 3, 2, 700],
+        &[1, 9, 3, 517],
+    ];
+    for sizes in shapes {
+        for per_mille in [1, 5, 10, 40] {
+            let count: usize = sizes.iter().product();
+            let values: Vec<u8> = (0..count)
+                .map(|_| {
+                    let x = rng.next();
+                    u8::draw(x, (x >> 20) % 1000 < per_mille)
+                })
+                .collect();
+            let sizes32: Vec<u32> = sizes.iter().map(|&s| s as u32).collect();
+            let input = packed::<u8>(&sizes32, &values);
+            for n in [1, sizes.len(), sizes.len() + 1] {
+                let coordinates = packed_coordinates(&[count as u32, n as u32]);
+                let what = format!("{sizes:?} {per_mille}‰ N={n}");
+                check_all::<u8>(&input, &coordinates, &what);
+            }
+        }
+    }
+}
+
+#[test]
 fn density_changing_between_chunks() {
     // Stretches of 0 %, 100 %, 4 % and 100 % density, each several chunks long under the
     // tiny tunings: chunks with no rows, with a row per element, and sparse.
