@@ -178,7 +178,9 @@ pub(crate) trait OneHotIndex: Element {
     /// The position selected in a sequence of `depth` elements, or `None` when the index is
     /// out of range (the whole sequence is OffValue). With `from_end`, a negative index counts
     /// from the end (-1 is the last position); without it, a negative index is out of range.
-    /// Values are compared at full width, never truncated.
+    /// Values are compared at full width, never truncated. The readable definition, which the
+    /// tests hold [`OneHotIndex::offset_in_sequence`] to.
+    #[cfg(test)]
     fn position(self, depth: u64, from_end: bool) -> Option<u64>;
 
     /// [`OneHotIndex::position`] without a branch, for vectorised loops: a value below
@@ -192,6 +194,7 @@ pub(crate) trait OneHotIndex: Element {
 macro_rules! unsigned_index {
     ($($t:ty),*) => {$(
         impl OneHotIndex for $t {
+            #[cfg(test)]
             #[inline(always)]
             fn position(self, depth: u64, _from_end: bool) -> Option<u64> {
                 let index = u64::from(self);
@@ -209,6 +212,7 @@ macro_rules! unsigned_index {
 macro_rules! signed_index {
     ($($t:ty),*) => {$(
         impl OneHotIndex for $t {
+            #[cfg(test)]
             #[inline(always)]
             fn position(self, depth: u64, from_end: bool) -> Option<u64> {
                 let index = i64::from(self);

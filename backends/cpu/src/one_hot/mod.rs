@@ -194,22 +194,61 @@ impl<'a> Indices<'a> {
 /// [`Indices::positions`] for indices of type `I`.
 fn resolve<I: OneHotIndex>(indices: &Indices<'_>, first: usize, out: &mut [u32]) {
     let (depth, from_end) = (indices.depth, indices.from_end);
-    let position = |index: I| {
-        index
-            .position(depth, from_end)
-            .and_then(|p| u32::try_from(p).ok())
-            .unwrap_or(NO_POSITION)
-    };
     indices.map_runs::<I, u32>(
         first,
         out,
-        |bytes, out| {
-            for (slot, b) in out.iter_mut().zip(bytes.chunks_exact(I::SIZE)) {
-                *slot = position(I::read(b));
-            }
-        },
-        position,
+        |bytes, out| positions_run::<I>(bytes, out, depth, from_end),
+        |index| position_or_none(index, depth, from_end),
     );
+}
+
+/// The positions of the packed indices `bytes` into `out`: through AVX-512 where the CPU has
+/// it (the loop is vectorised), else plain. With a branch and a checked conversion per index,
+/// resolving took a fifth of one core's time on OneHot INT64 -> UINT8 of depth 100 (`perf`).
+fn positions_run<I: OneHotIndex>(bytes: &[u8], out: &mut [u32], depth: u64, from_end: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the CPU has AVX-512 F and BW (BW implies F).
+        unsafe { positions_run_avx512::<I>(bytes, out, depth, from_end) };
+        return;
+    }
+    positions_run_body::<I>(bytes, out, depth, from_end);
+}
+
+/// [`positions_run_body`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512 F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn positions_run_avx512<I: OneHotIndex>(
+    bytes: &[u8],
+    out: &mut [u32],
+    depth: u64,
+    from_end: bool,
+) {
+    positions_run_body::<I>(bytes, out, depth, from_end);
+}
+
+/// The loop of [`positions_run`], without a branch per index.
+#[inline(always)]
+fn positions_run_body<I: OneHotIndex>(bytes: &[u8], out: &mut [u32], depth: u64, from_end: bool) {
+    for (slot, b) in out.iter_mut().zip(bytes.chunks_exact(I::SIZE)) {
+        *slot = position_or_none(I::read(b), depth, from_end);
+    }
+}
+
+/// The position `index` selects in a sequence of `depth` elements, or [`NO_POSITION`] outside
+/// it or where the position does not fit below [`NO_POSITION`] (as [`OneHotIndex::position`],
+/// without a branch).
+#[inline(always)]
+fn position_or_none<I: OneHotIndex>(index: I, depth: u64, from_end: bool) -> u32 {
+    let offset = index.offset_in_sequence(depth, from_end);
+    if offset < depth.min(u64::from(NO_POSITION)) {
+        offset as u32
+    } else {
+        NO_POSITION
+    }
 }
 
 impl Indices<'_> {
@@ -940,6 +979,8 @@ fn select_body<V: Value>(f: &Fill<'_, '_, V>, row: u32, positions: &[u32], out: 
 
 #[cfg(test)]
 mod tests {
+    use super::{positions_run, NO_POSITION};
+    use crate::element::OneHotIndex;
     use crate::test_tensors::{elements, packed, strided};
     use crate::tests::execute;
     use half::f16;
@@ -996,6 +1037,49 @@ mod tests {
                 check_fill(wide, &wide.to_le_bytes(), offset, len);
             }
         }
+    }
+
+    #[test]
+    fn positions_match_the_readable_definition_and_fit_below_no_position() {
+        // Every index type, in and out of range, from the end or not, against
+        // `OneHotIndex::position`; positions at or past `NO_POSITION` (depths beyond 2^32) read
+        // as none.
+        fn check<I: OneHotIndex + Copy + std::fmt::Debug>(values: &[I]) {
+            for depth in [1u64, 4, 100, 1 << 20, 1 << 33] {
+                for from_end in [false, true] {
+                    let mut bytes = vec![0u8; values.len() * I::SIZE];
+                    for (v, b) in values.iter().zip(bytes.chunks_exact_mut(I::SIZE)) {
+                        v.write(b);
+                    }
+                    let mut out = vec![0u32; values.len()];
+                    positions_run::<I>(&bytes, &mut out, depth, from_end);
+                    for (&v, &got) in values.iter().zip(&out) {
+                        let expected = v
+                            .position(depth, from_end)
+                            .and_then(|p| u32::try_from(p).ok())
+                            .unwrap_or(NO_POSITION);
+                        assert_eq!(got, expected, "{v:?} depth {depth} from_end {from_end}");
+                    }
+                }
+            }
+        }
+        check::<i64>(&[
+            0,
+            3,
+            4,
+            99,
+            -1,
+            -4,
+            -5,
+            -100,
+            1 << 32,
+            (1 << 32) - 1,
+            i64::MIN,
+            i64::MAX,
+        ]);
+        check::<i32>(&[0, 3, 4, 99, -1, -4, -5, -100, i32::MIN, i32::MAX]);
+        check::<u64>(&[0, 3, 4, 99, u64::MAX, 1 << 32, (1 << 32) - 1, (1 << 33) - 1]);
+        check::<u32>(&[0, 3, 4, 99, u32::MAX, u32::MAX - 1]);
     }
 
     // --- The documented examples (004_2f0448eeeaeae8b3.txt, 000_257a17ba323924f1.txt) ---
