@@ -183,11 +183,11 @@ pub(crate) trait OneHotIndex: Element {
     #[cfg(test)]
     fn position(self, depth: u64, from_end: bool) -> Option<u64>;
 
-    /// [`OneHotIndex::position`] without a branch, for vectorised loops: a value below
-    /// `depth` is the position, any other means out of range. A negative index counting from
-    /// the end has `depth` added (wrapping: below `-depth` it stays far above any depth);
-    /// otherwise a negative index reads as a huge unsigned value. `depth` must be at most
-    /// 2^63, which every depth a one-hot output can hold is.
+    /// `OneHotIndex::position` (defined for the tests) without a branch, for vectorised loops:
+    /// a value below `depth` is the position, any other means out of range. A negative index
+    /// counting from the end has `depth` added (wrapping: below `-depth` it stays far above
+    /// any depth); otherwise a negative index reads as a huge unsigned value. `depth` must be
+    /// at most 2^63, which every depth a one-hot output can hold is.
     fn offset_in_sequence(self, depth: u64, from_end: bool) -> u64;
 }
 

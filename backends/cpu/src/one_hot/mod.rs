@@ -239,7 +239,7 @@ fn positions_run_body<I: OneHotIndex>(bytes: &[u8], out: &mut [u32], depth: u64,
 }
 
 /// The position `index` selects in a sequence of `depth` elements, or [`NO_POSITION`] outside
-/// it or where the position does not fit below [`NO_POSITION`] (as [`OneHotIndex::position`],
+/// it or where the position does not fit below [`NO_POSITION`] (as `OneHotIndex::position`,
 /// without a branch).
 #[inline(always)]
 fn position_or_none<I: OneHotIndex>(index: I, depth: u64, from_end: bool) -> u32 {
