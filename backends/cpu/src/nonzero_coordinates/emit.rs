@@ -839,6 +839,21 @@ impl<'a> Sink<'a> {
         // Borrowed, not copied: with a stage of `NONZERO_STAGE_BYTES`, this runs every few KiB
         // of rows.
         let traded = self.swap.as_ref().map(|swap| &swap.traded_rows);
+        // One call per kernel and table, each with the same arguments.
+        macro_rules! run_words {
+            ($kernel:ident, $traded:literal, $tables:expr) => {
+                $kernel::<N, $traded>(
+                    dst,
+                    room,
+                    words,
+                    start,
+                    cursor,
+                    $tables,
+                    skip_zero_words,
+                    before,
+                )
+            };
+        }
         // The tables a constant where untraded: as a runtime value, the untraded loop took
         // 3–10 % longer (UINT8 `[1, 1, 1000, 1000]` at 5 %: 40.1 → 44.3 µs). The loop is
         // compiled with VBMI2 where the kernel has it (`run_words_kernel!`).
@@ -848,46 +863,10 @@ impl<'a> Sink<'a> {
         // overrun fit in `region`.
         let (done, bytes) = unsafe {
             match (traded, vbmi2) {
-                (Some(traded), true) => run_words_vbmi2::<N, true>(
-                    dst,
-                    room,
-                    words,
-                    start,
-                    cursor,
-                    traded,
-                    skip_zero_words,
-                    before,
-                ),
-                (None, true) => run_words_vbmi2::<N, false>(
-                    dst,
-                    room,
-                    words,
-                    start,
-                    cursor,
-                    UNTRADED,
-                    skip_zero_words,
-                    before,
-                ),
-                (Some(traded), false) => run_words_avx512f::<N, true>(
-                    dst,
-                    room,
-                    words,
-                    start,
-                    cursor,
-                    traded,
-                    skip_zero_words,
-                    before,
-                ),
-                (None, false) => run_words_avx512f::<N, false>(
-                    dst,
-                    room,
-                    words,
-                    start,
-                    cursor,
-                    UNTRADED,
-                    skip_zero_words,
-                    before,
-                ),
+                (Some(traded), true) => run_words!(run_words_vbmi2, true, traded),
+                (None, true) => run_words!(run_words_vbmi2, false, UNTRADED),
+                (Some(traded), false) => run_words!(run_words_avx512f, true, traded),
+                (None, false) => run_words!(run_words_avx512f, false, UNTRADED),
             }
         };
         let traded = traded.is_some();
