@@ -1621,6 +1621,16 @@ mod tests {
             (300, 16, 1),
             (150, 33, 1),
             (67, 63, 1),
+            // Rows of more than 64 elements (a line holds parts of at most two rows), up to
+            // the deepest whose positions fit a byte below the out-of-range one.
+            (70, 65, 1),
+            (301, 100, 1),
+            (45, 254, 1),
+            (200, ONE_HOT_LINES_MAX_DEPTH, 1),
+            (ONE_HOT_TASK_BYTES / 200 + 9, 200, 1),
+            // Rows of 1–2.5 lines (eight lines at a time) over several blocks of rows.
+            (3 * ONE_HOT_LINES_BLOCK_ROWS + 5, 40, 1),
+            (2 * ONE_HOT_LINES_BLOCK_ROWS + 3, 65, 1),
             // Several tasks (of ONE_HOT_TASK_BYTES: the most elements per task are UINT8's).
             (ONE_HOT_TASK_BYTES / 64 + 7, 64, 1),
             (ONE_HOT_TASK_BYTES / 3 + 7, 3, 1),
@@ -1637,7 +1647,7 @@ mod tests {
         // output within a line, every row length of 1 to 3 lines and a half, and over several
         // tasks (chunks that start inside a row).
         for size in [1usize, 2, 4, 8] {
-            for depth in [64 / size, 96 / size, 128 / size + 1, 200 / size]
+            for depth in [64 / size, 96 / size, 128 / size + 1, 200 / size, 255 / size]
                 .into_iter()
                 .filter(|&d| d <= ONE_HOT_LINES_MAX_DEPTH)
             {
