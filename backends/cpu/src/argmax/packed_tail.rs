@@ -191,8 +191,9 @@ impl PackedTail {
         assert!(positions.len() >= self.k, "PackedTail: too few positions");
         #[cfg(target_arch = "x86_64")]
         {
-            // SAFETY: `new` returned this only with AVX2; the item lies inside `data`
-            // (asserted), and `positions` holds `k` entries (asserted).
+            // SAFETY: `new` returned this only with AVX2, and set `wide_512` only with
+            // `Isa::Avx512` (AVX-512 F and BW); the item lies inside `data` (asserted), and
+            // `positions` holds `k` entries (asserted).
             unsafe {
                 match &self.form {
                     Form::Narrow(narrow) => {
@@ -357,9 +358,9 @@ impl PackedTail {
     /// under a byte mask), all kept in registers with a mask register choosing the lanes that
     /// take each row's number.
     ///
-    /// The AVX2 kernel reads twice as many vectors and blends numbers with `vpblendvb`: on
-    /// one AMD Zen 4 core, ArgMax INT32 `[9016, 10, 30]` over axis 1 took 0.84 ms, 41 % of it
-    /// in that kernel (`perf`).
+    /// The AVX2 kernel reads up to twice as many vectors and blends numbers with
+    /// `vpblendvb`: on one AMD Zen 4 core, ArgMax INT32 `[9016, 10, 30]` over axis 1 took
+    /// 0.84 ms, 41 % of it in that kernel (`perf`).
     ///
     /// # Safety
     /// The CPU must support AVX-512 F and BW; the item lies inside `data`;

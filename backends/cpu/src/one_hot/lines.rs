@@ -482,9 +482,10 @@ unsafe fn body_groups<const STREAM: bool>(
     )
 }
 
-/// Division by a row's length in bytes (64 to 2040) as a multiply and a shift: `⌊2^32 / row⌋
-/// + 1`, whose quotients are exact below `2^32 / row` (`x · e / 2^32 < 1 / row` for the
-/// excess `e ≤ row`), far above a group's reach.
+/// Division by a row's length in bytes (64 to 2040) as a multiply by `⌊2^32 / row⌋ + 1` and a
+/// shift by 32. Its quotients are exact below `2^32 / row`, far above a group's reach: the
+/// product exceeds `x / row` by `x · e / (row · 2^32)`, where the excess `e = inverse · row −
+/// 2^32` is at most `row`, and that stays below `1 / row`.
 #[derive(Clone, Copy)]
 struct RowInverse(u64);
 
