@@ -30,6 +30,9 @@ const VECTOR_BYTES: usize = 32;
 /// Vectors per position of a wide tail, at most (256 bytes).
 pub(super) const WIDE_MAX_VECTORS: usize = 8;
 
+/// Bytes of a wide tail's row numbers ([`PackedTail::row_numbers`]): a position's.
+pub(super) const WIDE_NUMBER_BYTES: usize = WIDE_MAX_VECTORS * VECTOR_BYTES;
+
 /// Vectors kept in registers at once by the wide kernel (a best value and a position each);
 /// a wider position is taken in groups of columns, each reading the item again (from cache).
 #[cfg(target_arch = "x86_64")]
@@ -157,8 +160,8 @@ impl PackedTail {
             k,
             pitch,
             rows,
+            wide_512: isa == Isa::Avx512 && matches!(form, Form::Wide(_)),
             form,
-            wide_512: isa == Isa::Avx512,
         })
     }
 
@@ -200,7 +203,13 @@ impl PackedTail {
                         self.narrow_avx2::<T, LAST>(narrow, data, start, positions)
                     }
                     Form::Wide(_) if self.wide_512 => {
-                        self.wide_avx512::<T, LAST>(data, start, positions)
+                        let mut numbers = [0u8; WIDE_NUMBER_BYTES];
+                        let clean = self.wide_avx512::<T, LAST>(data, start, &mut numbers);
+                        for (column, position) in positions[..self.k].iter_mut().enumerate() {
+                            let lane = &numbers[column * T::SIZE..(column + 1) * T::SIZE];
+                            *position = T::lane_index(lane);
+                        }
+                        clean
                     }
                     Form::Wide(wide) => self.wide_avx2::<T, LAST>(wide, data, start, positions),
                 }
@@ -353,6 +362,36 @@ impl PackedTail {
         true
     }
 
+    /// Whether [`Self::row_numbers`] serves this tail (a wide one, with AVX-512).
+    pub(super) fn has_row_numbers(&self) -> bool {
+        self.wide_512
+    }
+
+    /// [`Self::argmax`] as row numbers: `numbers` holds each output's position as a lane of
+    /// `T`'s width (column `c` at byte `c * T::SIZE`), for [`crate::argmax::Outputs`]'
+    /// vector stores. Returns false, with `numbers` meaningless, when a NaN appears.
+    ///
+    /// # Panics
+    /// If the item does not lie inside `data`, or the tail has no row numbers
+    /// ([`Self::has_row_numbers`]).
+    #[cfg(target_arch = "x86_64")]
+    pub(super) fn row_numbers<T: Lanes, const LAST: bool>(
+        &self,
+        data: &[u8],
+        start: usize,
+        numbers: &mut [u8; WIDE_NUMBER_BYTES],
+    ) -> bool {
+        let end = start + ((self.rows - 1) * self.pitch + self.k) * T::SIZE;
+        assert!(end <= data.len(), "PackedTail: item outside the input");
+        assert!(
+            self.wide_512,
+            "PackedTail: row numbers need a wide tail and AVX-512"
+        );
+        // SAFETY: `wide_512` is set only with `Isa::Avx512` (AVX-512 F and BW); the item lies
+        // inside `data` (asserted).
+        unsafe { self.wide_avx512::<T, LAST>(data, start, numbers) }
+    }
+
     /// [`Self::argmax`] of a wide tail with AVX-512: a position's `k` elements in up to four
     /// 64-byte vectors (the last overlapping the one before; a position under 64 bytes read
     /// under a byte mask), all kept in registers with a mask register choosing the lanes that
@@ -363,29 +402,29 @@ impl PackedTail {
     /// 0.84 ms, 41 % of it in that kernel (`perf`).
     ///
     /// # Safety
-    /// The CPU must support AVX-512 F and BW; the item lies inside `data`;
-    /// `positions.len() >= k`.
+    /// The CPU must support AVX-512 F and BW; the item lies inside `data`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw")]
     unsafe fn wide_avx512<T: Lanes, const LAST: bool>(
         &self,
         data: &[u8],
         start: usize,
-        positions: &mut [usize],
+        numbers: &mut [u8; WIDE_NUMBER_BYTES],
     ) -> bool {
         let bytes = self.k * T::SIZE;
         match bytes.div_ceil(64) {
-            1 => self.wide_group_avx512::<T, LAST, 1>(data, start, positions),
-            2 => self.wide_group_avx512::<T, LAST, 2>(data, start, positions),
-            3 => self.wide_group_avx512::<T, LAST, 3>(data, start, positions),
-            4 => self.wide_group_avx512::<T, LAST, 4>(data, start, positions),
+            1 => self.wide_group_avx512::<T, LAST, 1>(data, start, numbers),
+            2 => self.wide_group_avx512::<T, LAST, 2>(data, start, numbers),
+            3 => self.wide_group_avx512::<T, LAST, 3>(data, start, numbers),
+            4 => self.wide_group_avx512::<T, LAST, 4>(data, start, numbers),
             _ => unreachable!("a wide position is at most {WIDE_MAX_VECTORS} 32-byte vectors"),
         }
     }
 
     /// [`Self::wide_avx512`] with `V` vectors per position: each lane keeps its best value
     /// and the row it came from (the first greater one, or, with `LAST`, the last one not
-    /// smaller), and that row is its column's position.
+    /// smaller), and that row is its column's position, stored at the vector's offset in
+    /// `numbers` (an overlapping vector writes the same numbers again).
     ///
     /// # Safety
     /// As [`Self::wide_avx512`].
@@ -395,7 +434,7 @@ impl PackedTail {
         &self,
         data: &[u8],
         start: usize,
-        positions: &mut [usize],
+        numbers: &mut [u8; WIDE_NUMBER_BYTES],
     ) -> bool {
         let bytes = self.k * T::SIZE;
         // Byte offsets of the vectors in a position, and the bytes a lone short one reads.
@@ -436,13 +475,9 @@ impl PackedTail {
             return false;
         }
         for i in 0..V {
-            let mut numbers = [0u8; 64];
-            _mm512_storeu_si512(numbers.as_mut_ptr().cast(), number[i]);
-            let first = offsets[i] / T::SIZE;
-            let columns = (self.k - first).min(64 / T::SIZE);
-            for (lane, position) in positions[first..first + columns].iter_mut().enumerate() {
-                *position = T::lane_index(&numbers[lane * T::SIZE..(lane + 1) * T::SIZE]);
-            }
+            // In bounds: the last vector ends at `bytes`, at most WIDE_NUMBER_BYTES, or, for
+            // a lone short one, at 64.
+            _mm512_storeu_si512(numbers[offsets[i]..][..64].as_mut_ptr().cast(), number[i]);
         }
         true
     }

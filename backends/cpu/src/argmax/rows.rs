@@ -33,6 +33,8 @@ use super::kernels::{
 };
 use super::lanes::Lanes;
 use super::packed_tail::PackedTail;
+#[cfg(target_arch = "x86_64")]
+use super::packed_tail::WIDE_NUMBER_BYTES;
 use super::plan::{Dim, Plan, Walk};
 use super::scan::run_best;
 use super::{Job, Outputs};
@@ -523,12 +525,41 @@ impl Job<'_> {
         let factor = ARGMAX_SPLIT_FACTOR * threads();
         let per_task = (TASK_ELEMENTS / per_item.max(1)).clamp(1, items.div_ceil(factor));
         let tasks = items.div_ceil(per_task);
+        // With AVX-512, a wide item's row numbers are stored as vectors when its outputs'
+        // slots are consecutive.
+        #[cfg(target_arch = "x86_64")]
+        let vector_scale = (packed.tail.has_row_numbers()
+            && packed.slots.iter().enumerate().all(|(j, &slot)| slot == j))
+        .then(|| u32::try_from(packed.index_stride).ok())
+        .flatten();
         let task = |t: usize| {
             let mut positions = vec![0; packed.k];
             let first = t * per_task;
             for at in Walk::new(&packed.outer, first, per_task.min(items - first)) {
                 let start = at.offset * T::SIZE;
                 let data = self.data;
+                #[cfg(target_arch = "x86_64")]
+                if let Some(scale) = vector_scale {
+                    let mut numbers = [0u8; WIDE_NUMBER_BYTES];
+                    if packed
+                        .tail
+                        .row_numbers::<T, LAST>(data, start, &mut numbers)
+                    {
+                        let lanes = (&numbers[..], T::SIZE, packed.k);
+                        // SAFETY: each item's outputs are distinct slots, written by the one
+                        // task that reduces the item; row numbers exist only with AVX-512 F
+                        // and BW.
+                        unsafe {
+                            outputs.store_scaled_avx512(
+                                at.slot,
+                                lanes,
+                                scale,
+                                self.finish::<LAST>(0),
+                            )
+                        };
+                        continue;
+                    }
+                }
                 if !packed.tail.argmax::<T, LAST>(data, start, &mut positions) {
                     packed.exact::<T, LAST>(data, start, &mut positions);
                 }
@@ -538,6 +569,11 @@ impl Job<'_> {
                     // that reduces the item.
                     unsafe { outputs.set(at.slot + slot, index) };
                 }
+            }
+            // What `store_scaled_avx512` streamed is seen before the task ends.
+            #[cfg(target_arch = "x86_64")]
+            if vector_scale.is_some() {
+                crate::simd::stream_fence();
             }
         };
         for_each_task(tasks, parallel, task);

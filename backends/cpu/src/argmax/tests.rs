@@ -1030,6 +1030,47 @@ fn short_tails_with_rows_back_to_back_are_widened_and_match_the_reference() {
 }
 
 #[test]
+fn wide_packed_items_store_their_row_numbers_as_vectors() {
+    // Items whose position is wider than 32 bytes (`PackedTail`'s wide form; with AVX-512
+    // their row numbers are stored as vectors, scaled by the reduced dimension's index
+    // stride): one to four 64-byte vectors, a position under 64 bytes, padding between
+    // positions (slots still consecutive) and every output type.
+    let mut rng = Rng(91);
+    for (data_type, sizes, pads) in [
+        (DataType::Int32, [700u32, 10, 30], [0u32, 0, 0]),
+        (DataType::Uint8, [500, 10, 100], [0, 0, 0]),
+        (DataType::Float16, [400, 7, 50], [0, 0, 3]),
+        (DataType::Int64, [300, 6, 32], [0, 0, 0]),
+        (DataType::Float32, [600, 34, 12], [0, 0, 1]),
+        (DataType::Int8, [300, 255, 40], [0, 0, 0]),
+    ] {
+        let input = laid_out(data_type, &sizes, &[0, 1, 2], &pads, &[], &mut rng);
+        check_every_output_type(&input, &[1], "wide packed items");
+    }
+    // A broadcast reduced axis inside the packed one: each row number is scaled by its
+    // size, and the last maximum offset by its last coordinate.
+    let input = laid_out(
+        DataType::Int32,
+        &[300, 10, 30, 4],
+        &[0, 1, 2, 3],
+        &[0; 4],
+        &[3],
+        &mut rng,
+    );
+    check_every_output_type(&input, &[1, 3], "wide packed items over a broadcast axis");
+    // An output of 4 MiB or more, 2 KiB per item: whole lines streamed.
+    let input = laid_out(
+        DataType::Uint8,
+        &[2100, 2, 256],
+        &[0, 1, 2],
+        &[0; 3],
+        &[],
+        &mut rng,
+    );
+    check_all(&input, &[1], "wide packed items, streamed");
+}
+
+#[test]
 fn kept_dimensions_together_in_memory_fold_as_one_tail_whatever_their_output_order() {
     // Permuted views whose kept elements lie together in memory, in an order that is not the
     // output's: the tail grows over them, and each lane's output slot comes from a walk.
