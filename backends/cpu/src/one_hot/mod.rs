@@ -186,7 +186,7 @@ impl<'a> Indices<'a> {
     /// for an index outside the sequence.
     #[inline]
     fn byte_positions(&self, first: usize, out: &mut [u8]) {
-        debug_assert!(self.depth < 0xFF);
+        debug_assert!(self.depth <= u64::from(u8::MAX));
         (self.narrow)(self, first, out)
     }
 }
