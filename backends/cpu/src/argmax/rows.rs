@@ -538,8 +538,12 @@ impl Job<'_> {
             for at in Walk::new(&packed.outer, first, per_task.min(items - first)) {
                 let start = at.offset * T::SIZE;
                 let data = self.data;
+                // Whether the vector kernel already refused this item (it holds a NaN, which
+                // `PackedTail::argmax`, the same kernel, would refuse again).
+                #[cfg(not(target_arch = "x86_64"))]
+                let refused = false;
                 #[cfg(target_arch = "x86_64")]
-                if let Some(scale) = vector_scale {
+                let refused = if let Some(scale) = vector_scale {
                     let mut numbers = [0u8; WIDE_NUMBER_BYTES];
                     if packed
                         .tail
@@ -559,8 +563,11 @@ impl Job<'_> {
                         };
                         continue;
                     }
-                }
-                if !packed.tail.argmax::<T, LAST>(data, start, &mut positions) {
+                    true
+                } else {
+                    false
+                };
+                if refused || !packed.tail.argmax::<T, LAST>(data, start, &mut positions) {
                     packed.exact::<T, LAST>(data, start, &mut positions);
                 }
                 for (&slot, &position) in packed.slots.iter().zip(&positions) {
