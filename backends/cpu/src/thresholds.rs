@@ -153,6 +153,17 @@ pub const ARGMAX_FOLD_PREFETCH_MAX_SPAN_BYTES: usize = 128 << 10;
 /// alike (8.2–9.3 ms, the spread of the runs).
 pub const ARGMAX_INTERLEAVED_MAXIMA_BYTES: usize = 16384;
 
+/// ... and the fewest rows (of the reduced dimensions inside the mid ones) a walk step folds.
+/// Each step loads and stores its tail's running maxima and takes the lanes it improved: with
+/// two rows per step that cost more than the walk saved (one core, Zen 4, medians of 9–11,
+/// FLUSH of the caches between calls, interleaved → rows walk): UINT8 `[256, 32, 2, 1000]`
+/// over axes 0,2 2.05 → 1.10 ms, FLOAT32 `[16, 16, 32, 2, 60]` over axes 1,3 0.61 → 0.22. At
+/// four rows the rows walk still won on long tails (UINT8 `[64, 32, 4, 1000]` 0.69 → 0.49);
+/// at eight the walk won on short ones (FLOAT32 `[64, 32, 8, 120]` 0.57 against 0.38,
+/// `[16, 16, 32, 8, 60]` over axes 1,3 1.36 against 1.0) and tied on long ones (UINT8
+/// `[64, 64, 8, 1000]` 2.11 both).
+pub const ARGMAX_INTERLEAVED_MIN_ROWS: usize = 8;
+
 /// ... and the most rows (of the reduced dimensions inside the mid ones) a walk step folds,
 /// listed once per call: a bound on that list (64 KiB) rather than a tuned value. More rows
 /// per step are a long stretch of input, which the plain rows walk reads in order anyway.

@@ -28,7 +28,8 @@ use crate::element::FromIndex;
 use crate::parallel::{for_each_task, threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::Isa;
 use crate::thresholds::{
-    ARGMAX_INTERLEAVED_MAXIMA_BYTES, ARGMAX_INTERLEAVED_MAX_ROWS, ARGMAX_SPLIT_FACTOR,
+    ARGMAX_INTERLEAVED_MAXIMA_BYTES, ARGMAX_INTERLEAVED_MAX_ROWS, ARGMAX_INTERLEAVED_MIN_ROWS,
+    ARGMAX_SPLIT_FACTOR,
 };
 
 /// A rows plan walked in memory order, its mid kept dimensions numbering running maxima.
@@ -71,8 +72,9 @@ impl Interleaved {
     /// between reduced ones in memory, the reduced ones lie in index order, the tail is
     /// contiguous with a vector fold for it, one coordinate of the outermost mid dimension
     /// holds at most [`ARGMAX_INTERLEAVED_MAXIMA_BYTES`] of maxima, and each walk step folds
-    /// at most [`ARGMAX_INTERLEAVED_MAX_ROWS`] rows (more are long stretches of input
-    /// already).
+    /// at least [`ARGMAX_INTERLEAVED_MIN_ROWS`] rows (fewer cost more in running maxima than
+    /// the walk saves) and at most [`ARGMAX_INTERLEAVED_MAX_ROWS`] (more are long stretches
+    /// of input already).
     pub(super) fn new<T: Lanes>(isa: Isa, plan: &Plan) -> Option<Interleaved> {
         let (&tail, order) = plan.order.split_last()?;
         if plan.shape != Shape::Rows
@@ -104,7 +106,9 @@ impl Interleaved {
             .product();
         let per_coordinate = inner_maxima.checked_mul(tail.size * T::SIZE)?;
         let rows: usize = order[last_mid + 1..].iter().map(|d| d.size).product();
-        if per_coordinate > ARGMAX_INTERLEAVED_MAXIMA_BYTES || rows > ARGMAX_INTERLEAVED_MAX_ROWS {
+        let rows_in_range =
+            (ARGMAX_INTERLEAVED_MIN_ROWS..=ARGMAX_INTERLEAVED_MAX_ROWS).contains(&rows);
+        if per_coordinate > ARGMAX_INTERLEAVED_MAXIMA_BYTES || !rows_in_range {
             return None;
         }
         Some(Interleaved {
@@ -337,7 +341,7 @@ mod tests {
         assert_eq!(walk.block, 32);
         // Two levels of mid dimensions: blocks of the outermost hold every inner one's maxima.
         let walk = interleaved(
-            &[4, 50, 3, 20, 2, 40],
+            &[4, 50, 3, 20, 8, 40],
             None,
             &[true, false, true, false, true, false],
         )
@@ -350,7 +354,7 @@ mod tests {
     fn other_rows_plans_are_not_interleaved() {
         // No kept dimension between reduced ones; the kept one right outside the tail (no
         // rows to fold); the reduced ones out of index order in memory; a tail narrower than
-        // a vector; too many maxima per coordinate; too many rows per step.
+        // a vector; too many maxima per coordinate; too few and too many rows per step.
         let r = [true, false, true, false];
         assert!(interleaved(&[8, 8, 40], None, &[false, true, false]).is_none());
         assert!(interleaved(
@@ -359,11 +363,12 @@ mod tests {
             &[true, false, false, false]
         )
         .is_none());
-        assert!(interleaved(&[4, 5, 6, 40], Some(&[40, 240, 1200, 1]), &r).is_none());
-        assert!(interleaved(&[4, 5, 6, 7], None, &r).is_none());
-        assert!(interleaved(&[4, 5, 6, 40], None, &r).is_some() || !Isa::detect().avx2());
-        assert!(interleaved(&[4, 5000, 6, 40], None, &r).is_some() || !Isa::detect().avx2());
-        assert!(interleaved(&[4, 5, 6, 4097], None, &r).is_none());
+        assert!(interleaved(&[4, 5, 8, 40], Some(&[40, 320, 1600, 1]), &r).is_none());
+        assert!(interleaved(&[4, 5, 8, 7], None, &r).is_none());
+        assert!(interleaved(&[4, 5, 8, 40], None, &r).is_some() || !Isa::detect().avx2());
+        assert!(interleaved(&[4, 5000, 8, 40], None, &r).is_some() || !Isa::detect().avx2());
+        assert!(interleaved(&[4, 5, 8, 4097], None, &r).is_none());
+        assert!(interleaved(&[4, 5, 7, 40], None, &r).is_none());
         assert!(interleaved(&[4, 5, 5000, 40], None, &r).is_none());
     }
 }
