@@ -37,6 +37,8 @@ use super::packed_tail::PackedTail;
 use super::packed_tail::WIDE_NUMBER_BYTES;
 use super::plan::{Dim, Plan, Walk};
 use super::scan::run_best;
+#[cfg(target_arch = "x86_64")]
+use super::transposed_runs::Transposed;
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
@@ -190,6 +192,11 @@ impl Job<'_> {
     /// Reduces every output of a [`Shape::Rows`](super::plan::Shape::Rows) plan.
     pub(super) fn rows<T: Lanes, O: FromIndex, const LAST: bool>(&self, outputs: &Outputs<O>) {
         let plan = self.plan;
+        #[cfg(target_arch = "x86_64")]
+        if let Some((transposed, run)) = Transposed::for_packed_items::<T>(plan, self.isa) {
+            self.rows_transposed::<T, O, LAST>(outputs, &transposed, run);
+            return;
+        }
         let tail = Tail::new::<T>(
             &plan.outer,
             plan.tail.expect("a tail"),

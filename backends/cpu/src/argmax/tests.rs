@@ -1832,23 +1832,62 @@ fn kept_dimensions_between_reduced_ones_walk_in_memory_order_and_match_the_refer
         (vec![8u32, 32, 8, 40], vec![0u32, 2]),
         (vec![3u32, 8, 10, 8, 40], vec![1u32, 3]),
     ] {
-        let count: u32 = sizes.iter().product();
-        let values: Vec<f32> = (0..count).map(|_| rng.below(50) as f32 - 25.0).collect();
-        let ints: Vec<i32> = values.iter().map(|&v| v as i32 * 1_000_003).collect();
-        let mut late_nan = values.clone();
-        late_nan[count as usize - 100] = f32::NAN;
-        for threads in [1, 2] {
-            on_threads(threads, || {
-                check_all(&packed(&sizes, &values), &axes, "interleaved f32");
-                check_all(&packed(&sizes, &ints), &axes, "interleaved i32");
-                check_all(
-                    &packed(&sizes, &late_nan),
-                    &axes,
-                    "interleaved f32, late NaN",
-                );
-            });
+        check_on_threads_with_a_late_nan(&sizes, &axes, "interleaved", &mut rng);
+    }
+}
+
+/// Checks packed FLOAT32 and INT32 inputs of `sizes` (tie-heavy values) and the FLOAT32 one
+/// with a NaN near its end, on one thread and two.
+fn check_on_threads_with_a_late_nan(sizes: &[u32], axes: &[u32], what: &str, rng: &mut Rng) {
+    let count: u32 = sizes.iter().product();
+    let values: Vec<f32> = (0..count).map(|_| rng.below(50) as f32 - 25.0).collect();
+    let ints: Vec<i32> = values.iter().map(|&v| v as i32 * 1_000_003).collect();
+    let mut late_nan = values.clone();
+    late_nan[count as usize - 100] = f32::NAN;
+    for threads in [1, 2] {
+        on_threads(threads, || {
+            check_all(&packed(sizes, &values), axes, &format!("{what} f32"));
+            check_all(&packed(sizes, &ints), axes, &format!("{what} i32"));
+            check_all(
+                &packed(sizes, &late_nan),
+                axes,
+                &format!("{what}, late NaN"),
+            );
+        });
+    }
+}
+
+#[test]
+fn packed_items_of_short_rows_reduce_as_interleaved_runs_and_match_the_reference() {
+    // `[n, r, k]` over axis 1 with `k` dividing a group's `64 / SIZE` outputs, taken with
+    // AVX-512 as runs interleaved by `k` (`transposed_runs`, `Transposed::for_packed_items`):
+    // packed and padded items, kept dimensions outside the items (one padded), a group cut
+    // short at the end, a broadcast reduced axis (a scaled index and the last maximum's
+    // offset), rows of 16 elements, and `k = 3` (not taken). Tie-heavy floats hold NaNs,
+    // whose groups are reduced output by output.
+    let mut rng = Rng(49);
+    // Sizes, memory order (outermost first), padding per dimension, broadcast, reduced axes.
+    type Layout<'a> = (&'a [u32], &'a [usize], &'a [u32], &'a [usize], &'a [u32]);
+    let shapes: [Layout; 9] = [
+        (&[70, 8, 2], &[0, 1, 2], &[0; 3], &[], &[1]),
+        (&[33, 2, 8], &[0, 1, 2], &[0; 3], &[], &[1]),
+        (&[45, 3, 4], &[0, 1, 2], &[0, 2, 0], &[], &[1]),
+        (&[3, 50, 4, 2], &[0, 1, 2, 3], &[0; 4], &[], &[2]),
+        (&[2, 100, 2, 4], &[0, 1, 2, 3], &[0, 1, 0, 0], &[], &[2]),
+        (&[129, 5, 2], &[0, 1, 2], &[0; 3], &[], &[1]),
+        (&[64, 2, 16], &[0, 1, 2], &[0; 3], &[], &[1]),
+        (&[40, 4, 4, 3], &[0, 1, 2, 3], &[0; 4], &[3], &[1, 3]),
+        (&[50, 2, 3], &[0, 1, 2], &[0; 3], &[], &[1]),
+    ];
+    for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+        for &(sizes, order, pad, broadcast, axes) in &shapes {
+            let input = laid_out(data_type, sizes, order, pad, broadcast, &mut rng);
+            let what = format!("packed short rows {sizes:?} pad {pad:?} #{t}");
+            check_every_output_type(&input, axes, &what);
         }
     }
+    // Large enough to split across threads, tasks starting on whole groups.
+    check_on_threads_with_a_late_nan(&[20011, 4, 2], &[1], "packed short rows", &mut rng);
 }
 
 #[test]

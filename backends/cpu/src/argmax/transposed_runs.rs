@@ -15,6 +15,13 @@
 //! over 32 bytes, or over 16 for 1-byte elements (the permutes per output grow with the square
 //! of the pitch: FLOAT32 runs of 22, 0.49 → 1.32 ms; UINT8 runs of 20, 4.3 → 6.9 ms).
 //!
+//! Packed items of a few short rows (`[N, r, k]` over axis 1, `k` of at least two elements
+//! dividing `64 / SIZE`) are such runs too, interleaved: output `(m, c)` of item `m` has its
+//! element `i` at `m × r × k + i × k + c`, so a group of `64 / SIZE` outputs is `64 / SIZE / k`
+//! whole items and the same permutes, with other indices, bring each step's elements to their
+//! lanes ([`Transposed::for_packed_items`]). ArgMax UINT8 `[490, 193, 8, 2]` over axis 2 was
+//! folded as a tail spanned over the reduced rows, each element read once per row.
+//!
 //! Runs at a wider pitch, up to [`ARGMAX_TOURNAMENT_MAX_RUN_BYTES`], are read whole instead
 //! and a group of them reduced by a knockout tournament ([`super::tournament`]); the groups,
 //! the fallback and the stores are this module's.
@@ -23,15 +30,17 @@
 //! reduced output by output instead, as is the tail of a task shorter than a group.
 
 use super::avx512::blend_lanes512;
+use super::avx512::Avx512Prims;
 use super::kernels::Prims;
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan, Walk};
 use super::tournament::{Field, Tournament};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
+use crate::parallel::{for_each_task, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::{has_avx512_vbmi, Isa};
 use crate::thresholds::{
-    ARGMAX_TOURNAMENT_MAX_NAN_RUN_BYTES, ARGMAX_TOURNAMENT_MAX_RUN_BYTES,
+    ARGMAX_SPLIT_FACTOR, ARGMAX_TOURNAMENT_MAX_NAN_RUN_BYTES, ARGMAX_TOURNAMENT_MAX_RUN_BYTES,
     ARGMAX_TRANSPOSED_MAX_BYTE_PITCH, ARGMAX_TRANSPOSED_MAX_PITCH_BYTES,
 };
 use std::arch::x86_64::*;
@@ -58,6 +67,9 @@ pub(super) struct Transposed {
     pitch: usize,
     /// Output slots from one run's output to the next's.
     slot_stride: usize,
+    /// Outputs whose runs interleave element by element (1 for plain runs; `k` for packed
+    /// items of `k`-element rows, each item's outputs `pitch × k` elements long together).
+    interleave: usize,
     /// How a group is reduced.
     kernel: Kernel,
 }
@@ -93,7 +105,7 @@ impl Transposed {
             return None;
         }
         let kernel = if unit.stride * T::SIZE <= Transposed::max_permute_pitch_bytes::<T>() {
-            Kernel::Permutes(Steps::new(64 / T::SIZE, unit.stride, run.size))
+            Kernel::Permutes(Steps::new(64 / T::SIZE, unit.stride, run.size, 1))
         } else {
             Kernel::Tournament(Tournament::new::<T>(run.size))
         };
@@ -102,8 +114,56 @@ impl Transposed {
             along: unit.size,
             pitch: unit.stride,
             slot_stride: unit.slot_stride,
+            interleave: 1,
             kernel,
         })
+    }
+
+    /// The kernel for a rows plan of packed items of short rows, and its reduced dimension
+    /// (the runs): AVX-512 (VBMI for 1-byte elements), one reduced dimension right inside the
+    /// innermost kept dimension outside the tail (the items), rows of `k` elements (the tail,
+    /// its outputs consecutive, `k` at least 2 and dividing `64 / SIZE`), items `pitch × k`
+    /// elements apart with `pitch` at most [`ARGMAX_TRANSPOSED_MAX_PITCH_BYTES`] (16 bytes for
+    /// 1-byte elements), their outputs consecutive, at least a group of them.
+    pub(super) fn for_packed_items<T: Lanes>(plan: &Plan, isa: Isa) -> Option<(Transposed, Dim)> {
+        let (tail, [run]) = (plan.tail?, &plan.reduced[..]) else {
+            return None;
+        };
+        let (item, outer) = plan.outer.split_last()?;
+        let (k, rows) = (tail.size, 64 / T::SIZE);
+        let rows_fit = tail.stride == 1
+            && tail.slot_stride == 1
+            && k >= 2
+            && rows % k == 0
+            && run.stride == k
+            && run.size >= 2;
+        let items_fit = item.slot_stride == k
+            && item.stride % k == 0
+            && item.stride >= run.size * k
+            && (item.stride / k) * T::SIZE <= Transposed::max_permute_pitch_bytes::<T>()
+            && item.size * k >= rows;
+        let isa_fits = isa == Isa::Avx512 && (T::SIZE >= 2 || has_avx512_vbmi());
+        if !(rows_fit && items_fit && isa_fits && plan.tail_gap.is_none()) {
+            return None;
+        }
+        let pitch = item.stride / k;
+        let transposed = Transposed {
+            outer: outer.to_vec(),
+            along: item.size * k,
+            pitch,
+            slot_stride: 1,
+            interleave: k,
+            kernel: Kernel::Permutes(Steps::new(rows, pitch, run.size, k)),
+        };
+        Some((transposed, *run))
+    }
+
+    /// Input offset of output `unit` along the innermost kept dimension from its segment's
+    /// first (a multiple of `interleave`), in elements.
+    #[inline(always)]
+    fn unit_offset(&self, unit: usize) -> usize {
+        let k = self.interleave;
+        (unit / k) * self.pitch * k + unit % k
     }
 
     /// Whether the scan of `plan` will reduce its runs with this kernel (its memory order is
@@ -230,7 +290,7 @@ impl Transposed {
             let count = (self.along - along).min(end - unit);
             let (offset, slot) = self.outer_start(unit / self.along);
             let segment = Segment {
-                offset: offset + along * self.pitch,
+                offset: offset + self.unit_offset(along),
                 slot: slot + along * self.slot_stride,
                 count,
             };
@@ -272,7 +332,7 @@ impl Transposed {
         let end = segment.count;
         let mut unit = 0;
         while unit < end {
-            let start = (segment.offset + unit * self.pitch) * T::SIZE;
+            let start = (segment.offset + self.unit_offset(unit)) * T::SIZE;
             let slot = segment.slot + unit * self.slot_stride;
             let whole = unit + rows <= end && start + group_bytes <= job.data.len();
             // SAFETY: the group's `group_bytes` bytes lie inside the input (checked); AVX-512
@@ -313,7 +373,7 @@ impl Transposed {
                 let p = if found {
                     positions[j] as usize
                 } else {
-                    job.run_position::<T, LAST, P>(segment.offset + (unit + j) * self.pitch, run)
+                    job.run_position::<T, LAST, P>(segment.offset + self.unit_offset(unit + j), run)
                 };
                 *index = job.finish::<LAST>(p * run.index_stride);
             }
@@ -351,8 +411,10 @@ struct Steps {
 }
 
 impl Steps {
-    /// The steps of runs of `len` elements, `rows` rows a group, `pitch` elements apart.
-    fn new(rows: usize, pitch: usize, len: usize) -> Steps {
+    /// The steps of runs of `len` elements, `rows` rows a group, `pitch` elements apart, or
+    /// with `interleave` over 1 interleaved: row `j`'s element `k` at `(j / interleave) ×
+    /// pitch × interleave + k × interleave + j % interleave`.
+    fn new(rows: usize, pitch: usize, len: usize, interleave: usize) -> Steps {
         let size = 64 / rows;
         let mut steps = Steps {
             indices: [[0; 64]; MAX_STEPS],
@@ -363,7 +425,8 @@ impl Steps {
         };
         for k in 0..len {
             for j in 0..rows {
-                let at = j * pitch + k;
+                let (item, column) = (j / interleave, j % interleave);
+                let at = item * pitch * interleave + k * interleave + column;
                 let index = (at % (2 * rows)) as u64;
                 set_lane(&mut steps.indices[k], j, size, index);
                 steps.masks[k][at / (2 * rows)] |= 1 << j;
@@ -416,6 +479,34 @@ unsafe fn group_positions<T: Lanes, const LAST: bool>(
     }
     widen::<T>(at, positions);
     nan == 0
+}
+
+impl Job<'_> {
+    /// Reduces every output of a rows plan of packed items of short rows
+    /// ([`Transposed::for_packed_items`]): tasks of whole groups of consecutive outputs.
+    pub(super) fn rows_transposed<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        transposed: &Transposed,
+        run: Dim,
+    ) {
+        let segments: usize = transposed.outer.iter().map(|d| d.size).product();
+        let units = segments * transposed.along;
+        let parallel = units.saturating_mul(run.size) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
+        let factor = ARGMAX_SPLIT_FACTOR * threads();
+        // A task starts on a group (a multiple of the interleave, as `unit_offset` needs).
+        let per_task = (TASK_ELEMENTS / run.size)
+            .clamp(1, units.div_ceil(factor).max(1))
+            .next_multiple_of(64 / T::SIZE);
+        let task = |t: usize| {
+            let first = t * per_task;
+            let count = per_task.min(units - first);
+            // SAFETY: `for_packed_items` returns a kernel only with `Isa::Avx512` (AVX-512 F and
+            // BW), and VBMI for 1-byte elements.
+            unsafe { transposed.task::<T, O, LAST, Avx512Prims>(self, run, first, count, outputs) };
+        };
+        for_each_task(units.div_ceil(per_task), parallel, task);
+    }
 }
 
 /// Writes the low `size` bytes of `value` into lane `lane` of `vector` (lanes of `size` bytes,
@@ -522,6 +613,45 @@ mod tests {
     }
 
     #[test]
+    fn packed_items_of_short_rows_are_taken_as_interleaved_runs() {
+        use crate::argmax::plan::test_plan;
+        // `[n, r, k]` over axis 1: (pitch, interleave) of the kernel, when taken.
+        fn taken<T: Lanes>(sizes: &[u32], strides: Option<&[u32]>) -> Option<(usize, usize)> {
+            let plan = test_plan(sizes, strides, &[false, true, false]);
+            Transposed::for_packed_items::<T>(&plan, Isa::Avx512)
+                .map(|(t, run)| (t.pitch, t.interleave, run.stride))
+                .map(|(pitch, k, stride)| {
+                    assert_eq!(stride, k);
+                    (pitch, k)
+                })
+        }
+        assert_eq!(taken::<f32>(&[100, 8, 2], None), Some((8, 2)));
+        assert_eq!(taken::<f32>(&[100, 2, 8], None), Some((2, 8)));
+        assert_eq!(taken::<f32>(&[100, 2, 16], None), Some((2, 16)));
+        assert_eq!(taken::<u64>(&[100, 4, 2], None), Some((4, 2)));
+        // Padded items: the pitch is the item's elements per output.
+        assert_eq!(taken::<f32>(&[100, 3, 4], Some(&[20, 4, 1])), Some((5, 4)));
+        // Rows that do not divide a group (3 elements; 16 of 8 bytes); a pitch past the
+        // permutes' 32 bytes; too few outputs for a group; padded rows; items that do not
+        // divide into rows; another instruction set.
+        assert_eq!(taken::<f32>(&[100, 2, 3], None), None);
+        assert_eq!(taken::<u64>(&[100, 2, 16], None), None);
+        assert_eq!(taken::<f32>(&[100, 9, 2], None), None);
+        assert_eq!(taken::<f32>(&[7, 2, 2], None), None);
+        assert_eq!(taken::<f32>(&[100, 2, 4], Some(&[10, 5, 1])), None);
+        assert_eq!(taken::<f32>(&[100, 2, 4], Some(&[10, 4, 1])), None);
+        let plan = test_plan(&[100, 4, 2], None, &[false, true, false]);
+        assert!(Transposed::for_packed_items::<f32>(&plan, Isa::Avx2).is_none());
+        // One-byte elements with VBMI only, and a pitch of at most 16.
+        let bytes = |sizes: &[u32]| {
+            let plan = test_plan(sizes, None, &[false, true, false]);
+            Transposed::for_packed_items::<u8>(&plan, Isa::Avx512).is_some()
+        };
+        assert_eq!(bytes(&[100, 16, 2]), has_avx512_vbmi());
+        assert!(!bytes(&[100, 17, 2]));
+    }
+
+    #[test]
     fn pitches_over_32_bytes_play_a_tournament_up_to_its_longest_run() {
         // Some(true) for the tournament, Some(false) for the permutes.
         fn kernel<T: Lanes>(pitch: usize, len: usize) -> Option<bool> {
@@ -554,12 +684,20 @@ mod tests {
     #[test]
     fn each_step_brings_every_rows_element_to_its_lane() {
         // Element `i` of a group is the number `i`: pair `p`'s lanes are 2 * lanes * p onwards,
-        // so the permute of step `k` must give lane `j` the number `j * pitch + k`.
+        // so the permute of step `k` must give lane `j` the number `j * pitch + k`, or, with
+        // runs interleaved by `n` (packed items of rows of `n` elements), the number
+        // `(j / n) * pitch * n + k * n + j % n`.
         for (size, max_pitch) in [(1usize, 16usize), (2, 16), (4, 8), (8, 4)] {
             let rows = 64 / size;
-            for pitch in 2..=max_pitch {
-                for len in 2..=pitch {
-                    let steps = Steps::new(rows, pitch, len);
+            for (pitch, len, n) in (2..=max_pitch).flat_map(|pitch| {
+                (2..=pitch).flat_map(move |len| {
+                    (1..=rows)
+                        .filter(move |n| rows % n == 0)
+                        .map(move |n| (pitch, len, n))
+                })
+            }) {
+                {
+                    let steps = Steps::new(rows, pitch, len, n);
                     assert_eq!((steps.pairs, steps.vectors), (pitch.div_ceil(2), pitch));
                     for k in 0..len {
                         for j in 0..rows {
@@ -569,8 +707,10 @@ mod tests {
                             let mut lane = [0u8; 8];
                             lane[..size].copy_from_slice(&steps.indices[k][j * size..][..size]);
                             let index = u64::from_le_bytes(lane) as usize;
-                            assert_eq!(pairs.len(), 1, "size {size} pitch {pitch} k {k} j {j}");
-                            assert_eq!(2 * rows * pairs[0] + index, j * pitch + k);
+                            let what = format!("size {size} pitch {pitch} n {n} k {k} j {j}");
+                            assert_eq!(pairs.len(), 1, "{what}");
+                            let at = (j / n) * pitch * n + k * n + j % n;
+                            assert_eq!(2 * rows * pairs[0] + index, at, "{what}");
                         }
                     }
                 }
