@@ -112,8 +112,9 @@ pub(super) fn running_chunk_rows(total: usize) -> usize {
 /// strides nest (each one's the next inner one's times its size, as for ArgMax UINT8
 /// `[35, 9, 2, 3270]` over axes 0,2, memory order being index order): [`RunningChunk::step`].
 ///
-/// Without it, that shape's rows took the branchy per-lane take and write (2.2 times
-/// `[70, 9, 3270]` over axis 0, the same bytes, on one core).
+/// Their direct results are then stored as vectors and their improved lanes taken sixteen
+/// at a time, as for one dimension: that shape 0.174 → 0.150 ms on one core, FLOAT32
+/// `[16, 16, 32, 2, 60]` over axes 1,3 0.283 → 0.239.
 pub(super) fn even_index_step(reduced: &[Dim]) -> Option<u32> {
     let (innermost, _) = reduced.split_last()?;
     let nested = reduced
