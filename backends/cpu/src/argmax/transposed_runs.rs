@@ -137,13 +137,15 @@ impl Transposed {
             && rows % k == 0
             && run.stride == k
             && run.size >= 2;
-        let items_fit = item.slot_stride == k
+        // Only with `rows_fit` (no division by a `k` under 2).
+        let items_fit = rows_fit
+            && item.slot_stride == k
             && item.stride % k == 0
-            && item.stride >= run.size * k
+            && item.stride >= run.size.saturating_mul(k)
             && (item.stride / k) * T::SIZE <= Transposed::max_permute_pitch_bytes::<T>()
             && item.size * k >= rows;
         let isa_fits = isa == Isa::Avx512 && (T::SIZE >= 2 || has_avx512_vbmi());
-        if !(rows_fit && items_fit && isa_fits && plan.tail_gap.is_none()) {
+        if !(items_fit && isa_fits && plan.tail_gap.is_none()) {
             return None;
         }
         let pitch = item.stride / k;
