@@ -1859,16 +1859,17 @@ fn check_on_threads_with_a_late_nan(sizes: &[u32], axes: &[u32], what: &str, rng
 
 #[test]
 fn packed_items_of_short_rows_reduce_as_interleaved_runs_and_match_the_reference() {
-    // `[n, r, k]` over axis 1 with `k` dividing a group's `64 / SIZE` outputs, taken with
+    // `[n, r, k]` over axis 1 with `k` of at most a vector's `64 / SIZE` elements, taken with
     // AVX-512 as runs interleaved by `k` (`transposed_runs`, `Transposed::for_packed_items`):
     // packed and padded items, kept dimensions outside the items (one padded), a group cut
     // short at the end, a broadcast reduced axis (a scaled index and the last maximum's
-    // offset), rows of 16 elements, and `k = 3` (not taken). Tie-heavy floats hold NaNs,
-    // whose groups are reduced output by output.
+    // offset), rows of 16 elements, and rows of 3, 5, 6 and 9 elements that do not divide a
+    // vector (groups of the whole items that fit; 9 is too long for 8-byte elements). Tie-heavy
+    // floats hold NaNs, whose groups are reduced output by output.
     let mut rng = Rng(49);
     // Sizes, memory order (outermost first), padding per dimension, broadcast, reduced axes.
     type Layout<'a> = (&'a [u32], &'a [usize], &'a [u32], &'a [usize], &'a [u32]);
-    let shapes: [Layout; 9] = [
+    let shapes: [Layout; 12] = [
         (&[70, 8, 2], &[0, 1, 2], &[0; 3], &[], &[1]),
         (&[33, 2, 8], &[0, 1, 2], &[0; 3], &[], &[1]),
         (&[45, 3, 4], &[0, 1, 2], &[0, 2, 0], &[], &[1]),
@@ -1878,6 +1879,9 @@ fn packed_items_of_short_rows_reduce_as_interleaved_runs_and_match_the_reference
         (&[64, 2, 16], &[0, 1, 2], &[0; 3], &[], &[1]),
         (&[40, 4, 4, 3], &[0, 1, 2, 3], &[0; 4], &[3], &[1, 3]),
         (&[50, 2, 3], &[0, 1, 2], &[0; 3], &[], &[1]),
+        (&[130, 2, 6], &[0, 1, 2], &[0; 3], &[], &[1]),
+        (&[41, 3, 5], &[0, 1, 2], &[0, 1, 0], &[], &[1]),
+        (&[60, 2, 9], &[0, 1, 2], &[0; 3], &[], &[1]),
     ];
     for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
         for &(sizes, order, pad, broadcast, axes) in &shapes {
@@ -1888,6 +1892,7 @@ fn packed_items_of_short_rows_reduce_as_interleaved_runs_and_match_the_reference
     }
     // Large enough to split across threads, tasks starting on whole groups.
     check_on_threads_with_a_late_nan(&[20011, 4, 2], &[1], "packed short rows", &mut rng);
+    check_on_threads_with_a_late_nan(&[20011, 2, 6], &[1], "packed rows of six", &mut rng);
 }
 
 #[test]

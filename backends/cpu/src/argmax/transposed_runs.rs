@@ -15,12 +15,14 @@
 //! over 32 bytes, or over 16 for 1-byte elements (the permutes per output grow with the square
 //! of the pitch: FLOAT32 runs of 22, 0.49 → 1.32 ms; UINT8 runs of 20, 4.3 → 6.9 ms).
 //!
-//! Packed items of a few short rows (`[N, r, k]` over axis 1, `k` of at least two elements
-//! dividing `64 / SIZE`) are such runs too, interleaved: output `(m, c)` of item `m` has its
-//! element `i` at `m × r × k + i × k + c`, so a group of `64 / SIZE` outputs is `64 / SIZE / k`
-//! whole items and the same permutes, with other indices, bring each step's elements to their
-//! lanes ([`Transposed::for_packed_items`]). ArgMax UINT8 `[490, 193, 8, 2]` over axis 2 was
-//! folded as a tail spanned over the reduced rows, each element read once per row.
+//! Packed items of a few short rows (`[N, r, k]` over axis 1, `k` from two to `64 / SIZE`
+//! elements) are such runs too, interleaved: output `(m, c)` of item `m` has its element `i` at
+//! `m × r × k + i × k + c`, so a group is the `64 / SIZE / k` whole items that fit a vector's
+//! lanes and the same permutes, with other indices, bring each step's elements to their lanes
+//! ([`Transposed::for_packed_items`]). ArgMax UINT8 `[490, 193, 8, 2]` over axis 2 was folded
+//! as a tail spanned over the reduced rows, each element read once per row; rows of six UINT8
+//! elements (a group of sixty outputs, four lanes idle) took the packed tails at about 20 ns an
+//! item.
 //!
 //! Runs at a wider pitch, up to [`ARGMAX_TOURNAMENT_MAX_RUN_BYTES`], are read whole instead
 //! and a group of them reduced by a knockout tournament ([`super::tournament`]); the groups,
@@ -122,7 +124,7 @@ impl Transposed {
     /// The kernel for a rows plan of packed items of short rows, and its reduced dimension
     /// (the runs): AVX-512 (VBMI for 1-byte elements), one reduced dimension right inside the
     /// innermost kept dimension outside the tail (the items), rows of `k` elements (the tail,
-    /// its outputs consecutive, `k` at least 2 and dividing `64 / SIZE`), items `pitch × k`
+    /// its outputs consecutive, `k` from 2 to `64 / SIZE`), items `pitch × k`
     /// elements apart with `pitch` at most [`ARGMAX_TRANSPOSED_MAX_PITCH_BYTES`] (16 bytes for
     /// 1-byte elements), their outputs consecutive, at least a group of them.
     pub(super) fn for_packed_items<T: Lanes>(plan: &Plan, isa: Isa) -> Option<(Transposed, Dim)> {
@@ -134,7 +136,7 @@ impl Transposed {
         let rows_fit = tail.stride == 1
             && tail.slot_stride == 1
             && k >= 2
-            && rows % k == 0
+            && k <= rows
             && run.stride == k
             && run.size >= 2;
         // Only with `rows_fit` (no division by a `k` under 2).
@@ -143,7 +145,7 @@ impl Transposed {
             && item.stride % k == 0
             && item.stride >= run.size.saturating_mul(k)
             && (item.stride / k) * T::SIZE <= Transposed::max_permute_pitch_bytes::<T>()
-            && item.size * k >= rows;
+            && item.size * k >= rows / k * k;
         let isa_fits = isa == Isa::Avx512 && (T::SIZE >= 2 || has_avx512_vbmi());
         if !(items_fit && isa_fits && plan.tail_gap.is_none()) {
             return None;
@@ -158,6 +160,12 @@ impl Transposed {
             kernel: Kernel::Permutes(Steps::new(rows, pitch, run.size, k)),
         };
         Some((transposed, *run))
+    }
+
+    /// Outputs a group reduces: `64 / SIZE`, or with interleaved items the most whole items
+    /// that fit (sixty UINT8 outputs of items of six).
+    fn group_outputs<T: Lanes>(&self) -> usize {
+        (64 / T::SIZE) / self.interleave * self.interleave
     }
 
     /// Input offset of output `unit` along the innermost kept dimension from its segment's
@@ -326,7 +334,7 @@ impl Transposed {
         segment: Segment,
         outputs: &Outputs<O>,
     ) {
-        let rows = 64 / T::SIZE;
+        let rows = self.group_outputs::<T>();
         let mut positions = [0u32; 64];
         let mut indices = [0usize; 64];
         // A result is `position * scale + offset`.
@@ -413,11 +421,13 @@ struct Steps {
 }
 
 impl Steps {
-    /// The steps of runs of `len` elements, `rows` rows a group, `pitch` elements apart, or
-    /// with `interleave` over 1 interleaved: row `j`'s element `k` at `(j / interleave) ×
-    /// pitch × interleave + k × interleave + j % interleave`.
+    /// The steps of runs of `len` elements, `rows` rows (lanes) a group, `pitch` elements
+    /// apart, or with `interleave` over 1 interleaved: row `j`'s element `k` at `(j /
+    /// interleave) × pitch × interleave + k × interleave + j % interleave`, for the lanes of
+    /// whole items (the rest take nothing).
     fn new(rows: usize, pitch: usize, len: usize, interleave: usize) -> Steps {
         let size = 64 / rows;
+        let outputs = rows / interleave * interleave;
         let mut steps = Steps {
             indices: [[0; 64]; MAX_STEPS],
             masks: [[0; MAX_PAIRS]; MAX_STEPS],
@@ -426,7 +436,7 @@ impl Steps {
             vectors: pitch,
         };
         for k in 0..len {
-            for j in 0..rows {
+            for j in 0..outputs {
                 let (item, column) = (j / interleave, j % interleave);
                 let at = item * pitch * interleave + k * interleave + column;
                 let index = (at % (2 * rows)) as u64;
@@ -499,7 +509,7 @@ impl Job<'_> {
         // A task starts on a group (a multiple of the interleave, as `unit_offset` needs).
         let per_task = (TASK_ELEMENTS / run.size)
             .clamp(1, units.div_ceil(factor).max(1))
-            .next_multiple_of(64 / T::SIZE);
+            .next_multiple_of(transposed.group_outputs::<T>());
         let task = |t: usize| {
             let first = t * per_task;
             let count = per_task.min(units - first);
@@ -633,10 +643,13 @@ mod tests {
         assert_eq!(taken::<u64>(&[100, 4, 2], None), Some((4, 2)));
         // Padded items: the pitch is the item's elements per output.
         assert_eq!(taken::<f32>(&[100, 3, 4], Some(&[20, 4, 1])), Some((5, 4)));
-        // Rows that do not divide a group (3 elements; 16 of 8 bytes); a pitch past the
-        // permutes' 32 bytes; too few outputs for a group; padded rows; items that do not
-        // divide into rows; another instruction set.
-        assert_eq!(taken::<f32>(&[100, 2, 3], None), None);
+        // Rows that do not divide a vector: groups of the whole items that fit.
+        assert_eq!(taken::<f32>(&[100, 2, 3], None), Some((2, 3)));
+        assert_eq!(taken::<f32>(&[100, 2, 9], None), Some((2, 9)));
+        // Rows longer than a vector (17 of 4 bytes; 16 of 8); a pitch past the permutes' 32
+        // bytes; too few outputs for a group; padded rows; items that do not divide into rows;
+        // another instruction set.
+        assert_eq!(taken::<f32>(&[100, 2, 17], None), None);
         assert_eq!(taken::<u64>(&[100, 2, 16], None), None);
         assert_eq!(taken::<f32>(&[100, 9, 2], None), None);
         assert_eq!(taken::<f32>(&[7, 2, 2], None), None);
@@ -688,15 +701,11 @@ mod tests {
         // Element `i` of a group is the number `i`: pair `p`'s lanes are 2 * lanes * p onwards,
         // so the permute of step `k` must give lane `j` the number `j * pitch + k`, or, with
         // runs interleaved by `n` (packed items of rows of `n` elements), the number
-        // `(j / n) * pitch * n + k * n + j % n`.
+        // `(j / n) * pitch * n + k * n + j % n` for the lanes of whole items.
         for (size, max_pitch) in [(1usize, 16usize), (2, 16), (4, 8), (8, 4)] {
             let rows = 64 / size;
             for (pitch, len, n) in (2..=max_pitch).flat_map(|pitch| {
-                (2..=pitch).flat_map(move |len| {
-                    (1..=rows)
-                        .filter(move |n| rows % n == 0)
-                        .map(move |n| (pitch, len, n))
-                })
+                (2..=pitch).flat_map(move |len| (1..=rows).map(move |n| (pitch, len, n)))
             }) {
                 {
                     let steps = Steps::new(rows, pitch, len, n);
@@ -710,6 +719,11 @@ mod tests {
                             lane[..size].copy_from_slice(&steps.indices[k][j * size..][..size]);
                             let index = u64::from_le_bytes(lane) as usize;
                             let what = format!("size {size} pitch {pitch} n {n} k {k} j {j}");
+                            // Lanes past the group's whole items take nothing.
+                            if j >= rows / n * n {
+                                assert!(pairs.is_empty(), "{what}");
+                                continue;
+                            }
                             assert_eq!(pairs.len(), 1, "{what}");
                             let at = (j / n) * pitch * n + k * n + j % n;
                             assert_eq!(2 * rows * pairs[0] + index, at, "{what}");
