@@ -1063,6 +1063,23 @@ unsafe fn all_lanes_max512<T: Lanes>(v: __m512i) -> __m256i {
     all_lanes_max::<T>(half)
 }
 
+/// The greatest key of the 64 bytes at `p` (lanes of `T` in the compare domain, no NaN) and
+/// the lanes holding it (bit `i` for lane `i`): [`super::kernels::max_lanes`] for one 64-byte
+/// vector, the lanes as a mask rather than a call each.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW; 64 readable bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) unsafe fn vector_max_lanes_avx512<T: Lanes>(p: *const u8) -> (T::Key, u64) {
+    let v = _mm512_loadu_si512(p.cast());
+    let max = all_lanes_max512::<T>(v);
+    let holders = T::eq_mask512(v, _mm512_broadcast_i64x4(max));
+    let mut lane = [0u8; 32];
+    _mm256_storeu_si256(lane.as_mut_ptr().cast(), max);
+    (T::lane_key(&lane), holders)
+}
+
 /// The byte offset of the first (or, with `LAST`, the last) element of the `n` bytes (at least
 /// 64, whole elements) at `p` equal to `max` (every lane the same value in the compare domain,
 /// present in those bytes, no NaN).

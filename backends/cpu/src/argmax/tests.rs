@@ -1700,8 +1700,8 @@ fn run_lanes_of_several_vectors_collapse_each_run_and_match_the_reference() {
     // one before when the run is not whole vectors. Runs of two vectors, a lane past, and up
     // to the run-lanes limit; padding after each run; two reduced axes outside, stored
     // against their index order; a run whose logical axis lies outside the rows' (not
-    // collapsed: its codes would not follow the index); for one-byte lanes, rows × vectors on
-    // either side of 256 (the codes' limit); with and without NaNs (a NaN sends the item back
+    // collapsed: its codes would not follow the index); for one-byte lanes, rows × vectors
+    // (rounded up to a power of two) on either side of 256 (the codes' limit); with and without NaNs (a NaN sends the item back
     // to the lane fold); one thread and two.
     use crate::thresholds::ARGMAX_RUN_LANES_MAX_RUN_BYTES;
     let mut rng = Rng(2626);
@@ -1710,9 +1710,10 @@ fn run_lanes_of_several_vectors_collapse_each_run_and_match_the_reference() {
         let vector = (64 / size) as u32;
         let longest = (ARGMAX_RUN_LANES_MAX_RUN_BYTES / size) as u32;
         for run in [2 * vector, 2 * vector + 1, 3 * vector - 3, longest] {
-            // Rows whose codes just fill 256 with 512- and 256-bit vectors.
-            let limit_512 = 256 / run.div_ceil(vector);
-            let limit_256 = 256 / run.div_ceil(vector / 2);
+            // Rows whose codes just fill 256 with 512- and 256-bit vectors (a row's codes
+            // rounded up to a power of two).
+            let limit_512 = 256 / run.div_ceil(vector).next_power_of_two();
+            let limit_256 = 256 / run.div_ceil(vector / 2).next_power_of_two();
             for pad in [0, 3] {
                 let shapes: [(Vec<u32>, Vec<usize>, Vec<u32>); 7] = [
                     // {units, rows, outputs, run} axes 1,3.
