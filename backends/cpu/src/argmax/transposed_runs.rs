@@ -337,7 +337,7 @@ impl Transposed {
         segment: Segment,
         outputs: &Outputs<O>,
     ) {
-        let rows = self.group_outputs::<T>();
+        let per_group = self.group_outputs::<T>();
         let mut positions = [0u32; 64];
         let mut indices = [0usize; 64];
         // A result is `position * scale + offset`.
@@ -347,7 +347,7 @@ impl Transposed {
         while unit < end {
             let start = (segment.offset + self.unit_offset(unit)) * T::SIZE;
             let slot = segment.slot + unit * self.slot_stride;
-            let whole = unit + rows <= end && start + group_bytes <= job.data.len();
+            let whole = unit + per_group <= end && start + group_bytes <= job.data.len();
             // SAFETY: the group's `group_bytes` bytes lie inside the input (checked); AVX-512
             // F and BW, and VBMI for 1-byte elements (the caller's contract).
             let found = whole
@@ -362,13 +362,13 @@ impl Transposed {
                         ),
                     }
                 };
-            let last = if whole { unit + rows } else { end };
+            let last = if whole { unit + per_group } else { end };
             if found && self.slot_stride == 1 && scale <= u32::MAX as usize {
                 // SAFETY: the task's outputs are its own; AVX-512 F and BW.
                 unsafe {
                     outputs.store_scaled(
                         slot,
-                        (positions_bytes(&positions), 4, rows),
+                        (positions_bytes(&positions), 4, per_group),
                         scale as u32,
                         offset,
                     )
