@@ -40,11 +40,12 @@ mod tournament;
 mod transposed_runs;
 
 use crate::element::FromIndex;
+use crate::parallel::{threads, TASK_ELEMENTS};
 use crate::simd::Isa;
 use crate::strided::{internal, write_packed, Layout, MAX_DIMS};
 use crate::thresholds::{
     ARGMAX_FOLD_LONE_RUN_BYTES, ARGMAX_SHORT_RUNS_BYTES, ARGMAX_SHORT_RUNS_GAP,
-    ARGMAX_STREAM_MIN_CALL_BYTES, STREAM_MIN_BYTES,
+    ARGMAX_SPLIT_FACTOR, ARGMAX_STREAM_MIN_CALL_BYTES, STREAM_MIN_BYTES,
 };
 use half::f16;
 use lanes::Lanes;
@@ -234,6 +235,14 @@ impl Job<'_> {
             index
         }
     }
+}
+
+/// Items per task when `items` items of about `elements_per_item` input elements each are
+/// split into tasks: about [`TASK_ELEMENTS`] elements a task, and at least
+/// [`ARGMAX_SPLIT_FACTOR`] tasks per thread while there are items for them.
+fn items_per_task(items: usize, elements_per_item: usize) -> usize {
+    let factor = ARGMAX_SPLIT_FACTOR * threads();
+    (TASK_ELEMENTS / elements_per_item.max(1)).clamp(1, items.div_ceil(factor).max(1))
 }
 
 /// The best element met by a reduction: the greatest key, ties going to the lowest index

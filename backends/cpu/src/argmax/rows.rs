@@ -39,7 +39,7 @@ use super::plan::{Dim, Plan, Walk};
 use super::scan::run_best;
 #[cfg(target_arch = "x86_64")]
 use super::transposed_runs::Transposed;
-use super::{Job, Outputs};
+use super::{items_per_task, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::Isa;
@@ -248,7 +248,7 @@ impl Job<'_> {
                 .then(|| even_index_step(&plan.reduced))
                 .flatten();
         if !parallel || items >= factor {
-            let per_task = (TASK_ELEMENTS / per_item.max(1)).clamp(1, items.div_ceil(factor));
+            let per_task = items_per_task(items, per_item);
             let tasks = items.div_ceil(per_task);
             let task = |t: usize| {
                 let mut state = RowsState::default();
@@ -543,8 +543,7 @@ impl Job<'_> {
         let items: usize = packed.outer.iter().map(|d| d.size).product();
         let per_item = packed.k * packed.rows;
         let parallel = items.saturating_mul(per_item) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
-        let factor = ARGMAX_SPLIT_FACTOR * threads();
-        let per_task = (TASK_ELEMENTS / per_item.max(1)).clamp(1, items.div_ceil(factor));
+        let per_task = items_per_task(items, per_item);
         let tasks = items.div_ceil(per_task);
         // With AVX-512, a wide item's row numbers are stored as vectors when its outputs'
         // slots are consecutive.
@@ -630,7 +629,7 @@ impl Job<'_> {
             }
         };
         if !parallel || items >= factor {
-            let per_task = (TASK_ELEMENTS / per_item.max(1)).clamp(1, items.div_ceil(factor));
+            let per_task = items_per_task(items, per_item);
             let tasks = items.div_ceil(per_task);
             let task = |t: usize| {
                 let mut state = RowsState::default();

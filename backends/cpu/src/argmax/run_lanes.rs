@@ -26,7 +26,7 @@
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan, Shape, Walk};
 use super::rows::{combine, combine_each, RowsState};
-use super::{Job, Outputs};
+use super::{items_per_task, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::thresholds::{
@@ -159,7 +159,7 @@ impl Job<'_> {
             }
         };
         if !parallel || items >= factor {
-            let per_task = (TASK_ELEMENTS / per_item.max(1)).clamp(1, items.div_ceil(factor));
+            let per_task = items_per_task(items, per_item);
             let tasks = items.div_ceil(per_task);
             let task = |t: usize| {
                 let mut state = RowsState::default();

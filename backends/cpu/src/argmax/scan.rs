@@ -29,7 +29,7 @@ use super::rows::combine;
 use super::strided_run::strided_run_best;
 #[cfg(target_arch = "x86_64")]
 use super::transposed_runs::Transposed;
-use super::{Best, Job, Outputs};
+use super::{items_per_task, Best, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::Isa;
@@ -257,8 +257,7 @@ impl Job<'_> {
         parallel: bool,
     ) {
         let units: usize = unit_dims.iter().map(|d| d.size).product();
-        let factor = ARGMAX_SPLIT_FACTOR * threads();
-        let per_task = (TASK_ELEMENTS / run.size).clamp(1, units.div_ceil(factor).max(1));
+        let per_task = items_per_task(units, run.size);
         let tasks = units.div_ceil(per_task);
         #[cfg(target_arch = "x86_64")]
         let transposed = Transposed::new::<T>(unit_dims, run, self.isa);
@@ -554,8 +553,7 @@ impl Job<'_> {
     ) {
         let units: usize = unit_dims.iter().map(|d| d.size).product();
         let q = self.plan.reduced_len();
-        let factor = ARGMAX_SPLIT_FACTOR * threads();
-        let per_task = (TASK_ELEMENTS / q.max(1)).clamp(1, units.div_ceil(factor).max(1));
+        let per_task = items_per_task(units, q);
         let tasks = units.div_ceil(per_task);
         let task = |t: usize| {
             let first = t * per_task;

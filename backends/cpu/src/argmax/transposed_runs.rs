@@ -37,12 +37,12 @@ use super::kernels::Prims;
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan, Walk};
 use super::tournament::{Field, Tournament};
-use super::{Job, Outputs};
+use super::{items_per_task, Job, Outputs};
 use crate::element::FromIndex;
-use crate::parallel::{for_each_task, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
+use crate::parallel::{for_each_task, threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{has_avx512_vbmi, Isa};
 use crate::thresholds::{
-    ARGMAX_SPLIT_FACTOR, ARGMAX_TOURNAMENT_MAX_NAN_RUN_BYTES, ARGMAX_TOURNAMENT_MAX_RUN_BYTES,
+    ARGMAX_TOURNAMENT_MAX_NAN_RUN_BYTES, ARGMAX_TOURNAMENT_MAX_RUN_BYTES,
     ARGMAX_TRANSPOSED_MAX_BYTE_PITCH, ARGMAX_TRANSPOSED_MAX_PITCH_BYTES,
 };
 use std::arch::x86_64::*;
@@ -565,11 +565,9 @@ impl Job<'_> {
         let segments: usize = transposed.outer.iter().map(|d| d.size).product();
         let units = segments * transposed.along;
         let parallel = units.saturating_mul(run.size) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
-        let factor = ARGMAX_SPLIT_FACTOR * threads();
         // A task starts on a group (a multiple of the interleave, as `unit_offset` needs).
-        let per_task = (TASK_ELEMENTS / run.size)
-            .clamp(1, units.div_ceil(factor).max(1))
-            .next_multiple_of(transposed.group_outputs::<T>());
+        let per_task =
+            items_per_task(units, run.size).next_multiple_of(transposed.group_outputs::<T>());
         let task = |t: usize| {
             let first = t * per_task;
             let count = per_task.min(units - first);
