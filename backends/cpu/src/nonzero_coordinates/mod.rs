@@ -42,6 +42,10 @@
 //! scanned in blocks of a few KiB, each block's rows written as soon as its masks are made
 //! ([`scattered`]).
 //!
+//! Inputs of at most [`NONZERO_TINY_MAX_ELEMENTS`] skip the chunks and row kernels: their
+//! masks in one pass, then their rows from them ([`tiny`]), as the kernels' setup cost more
+//! than such an input's rows.
+//!
 //! A strided output is counted first, written packed into a temporary and scattered through
 //! its strides.
 
@@ -51,6 +55,7 @@ mod short_runs;
 mod sparse_blocks;
 #[cfg(test)]
 mod tests;
+mod tiny;
 
 use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
@@ -62,10 +67,10 @@ use crate::thresholds::{
     NONZERO_AMD_STREAM_MAX_SHARE, NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER,
     NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_SCATTER_BLOCK_WORDS,
     NONZERO_SCATTER_MIN_BYTES_PER_ROW, NONZERO_SCATTER_MIN_ELEMENT_BYTES,
-    NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES,
-    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
-    NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY, NONZERO_ZEN5_NARROW_ELEMENT_BYTES,
-    NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
+    NONZERO_TINY_MAX_ELEMENTS, NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY,
+    NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES,
+    NONZERO_ZEN4_NARROW_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
+    NONZERO_ZEN5_NARROW_ELEMENT_BYTES, NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
 };
 use emit::{RowKernel, RowShape, MAX_N};
 use half::f16;
@@ -124,6 +129,9 @@ struct Tuning {
     scatter_min_bytes_per_row: usize,
     /// The narrowest elements scanned so ([`NONZERO_SCATTER_MIN_ELEMENT_BYTES`]).
     scatter_min_element_bytes: usize,
+    /// Inputs of at most this many elements write their rows in one pass from their masks
+    /// ([`Job::write_tiny`]; [`NONZERO_TINY_MAX_ELEMENTS`], 0 in tests of the other paths).
+    tiny_max: usize,
 }
 
 /// The AMD cores with AVX-512 whose NonZeroCoordinates thresholds differ from the others'.
@@ -205,6 +213,7 @@ impl Tuning {
             scatter_block_words: NONZERO_SCATTER_BLOCK_WORDS,
             scatter_min_bytes_per_row: NONZERO_SCATTER_MIN_BYTES_PER_ROW,
             scatter_min_element_bytes: NONZERO_SCATTER_MIN_ELEMENT_BYTES,
+            tiny_max: NONZERO_TINY_MAX_ELEMENTS,
         }
     }
 
@@ -487,6 +496,9 @@ impl Job<'_> {
         if len == 0 {
             return 0;
         }
+        if len <= self.tuning.tiny_max.min(GROUP * tiny::TINY_WORDS) {
+            return self.write_tiny::<T>(out);
+        }
         let workers = self.workers(len);
         let chunk = self.chunk_len::<T>(len, workers);
         let chain = Chain::new(len.div_ceil(chunk), workers > 1);
@@ -507,6 +519,16 @@ impl Job<'_> {
             self.worker::<T>(&pass);
         }
         chain.total()
+    }
+
+    /// [`Job::write_all`] for an input of at most `64 * TINY_WORDS` elements: its masks in
+    /// one pass, then its rows from them ([`tiny::write_rows_stepped`]).
+    fn write_tiny<T: Zero>(&self, out: &mut [u8]) -> usize {
+        let len = self.input.count;
+        let mut words = [0u64; tiny::TINY_WORDS];
+        let words = &mut words[..len.div_ceil(GROUP)];
+        self.masks::<T>(0, len, words, 0);
+        tiny::write_rows_stepped(words, self.input.sizes(), self.n, out)
     }
 
     /// Elements per chunk: the input bytes one thread prefetches while it writes a chunk's rows

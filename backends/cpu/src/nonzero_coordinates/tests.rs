@@ -384,7 +384,7 @@ fn large_input_matches_a_naive_scan() {
 }
 
 /// The rows of the nonzero elements of a packed tensor of `sizes`, last `n` coordinates.
-fn naive_rows(values: &[f32], sizes: &[usize], n: usize) -> Vec<Vec<u32>> {
+pub(super) fn naive_rows(values: &[f32], sizes: &[usize], n: usize) -> Vec<Vec<u32>> {
     let rank = sizes.len();
     let mut rows = Vec::new();
     for (i, v) in values.iter().enumerate() {
@@ -581,10 +581,10 @@ impl Probe for f16 {
 }
 
 /// A small deterministic generator.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -592,7 +592,7 @@ impl Rng {
         self.0 >> 11
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
@@ -610,6 +610,15 @@ fn tunings() -> Vec<Tuning> {
                 rows,
                 ..Tuning::new(isa)
             });
+            // The thresholds, but the kernels for inputs the tiny path takes by default; and
+            // the tiny path for every input it can take.
+            for tiny_max in [0, usize::MAX] {
+                all.push(Tuning {
+                    rows,
+                    tiny_max,
+                    ..Tuning::new(isa)
+                });
+            }
             // Tiny chunks, parallel workers and streamed rows from the first element.
             let forced = Tuning {
                 isa,
@@ -628,6 +637,7 @@ fn tunings() -> Vec<Tuning> {
                 scatter_block_words: 4,
                 scatter_min_bytes_per_row: 4,
                 scatter_min_element_bytes: 1,
+                tiny_max: 0,
             };
             for chunk in [64, 192, 4096] {
                 all.push(Tuning { chunk, ..forced });
