@@ -914,9 +914,9 @@ fn one_contiguous_run_per_output_in_every_type_and_padding_matches_the_reference
 fn short_tails_with_rows_back_to_back_are_widened_and_match_the_reference() {
     // The innermost dimension (in memory) is kept and shorter than a vector, and the reduced
     // dimension just outside it holds its rows back to back: the widened fold. Reduced sizes
-    // up to a widened row's most positions make one group; longer ones a group dividing them
-    // (3000) or, with no such divisor (4099, a prime), the shortest group and some positions
-    // over. A padded row, an outer reduced dimension and an outer kept one are covered too.
+    // from one position to thousands, cut into groups that divide them or leave positions over
+    // (4099, a prime, always does: `rows::widening_cost`). A padded row, an outer reduced
+    // dimension and an outer kept one are covered too.
     let mut rng = Rng(31);
     for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
         let vector_elements = 32 / data_type.size_in_bytes();
