@@ -1081,7 +1081,7 @@ fn widening<T: Lanes>(size: usize, pitch: usize) -> usize {
 /// its output one by one after the fold (about 1 ns a lane), positions left over after the
 /// last whole row are folded as rows of a few lanes (a call of some 30 ns, then about 1 ns a
 /// position), and each widened row costs a little. One AMD EPYC Zen 4 core (libraries
-/// alternated, medians of 11–15, ms): FLOAT16 `[136, 2, 2872, 2]` over axis 2 took the
+/// alternated, calls back to back, medians of 11–15, ms): FLOAT16 `[136, 2, 2872, 2]` over axis 2 took the
 /// smallest divisor of 2872 within the bounds before, 359 positions (718 lanes to combine),
 /// 0.47 ms; rows of 16, 32, 41, 48, 64 and 128 positions took 0.29, 0.29, 0.29, 0.33, 0.35 and
 /// 0.40, and this cost's choice (33, one left over) 0.26. FLOAT32 `[100, 3000, 3]` over axis 1 0.185 → 0.126,
