@@ -1071,24 +1071,37 @@ fn widening<T: Lanes>(size: usize, pitch: usize) -> usize {
     let row = pitch * T::SIZE;
     let least = WIDENED_ROW_BYTES.div_ceil(row).min(size);
     let most = (WIDENED_ROW_MAX_BYTES / row).max(least).min(size);
-    (least..=most)
-        .min_by_key(|&m| widening_cost(size, pitch, m))
-        .unwrap_or(least)
+    let (mut best, mut cheapest) = (least, widening_cost(size, pitch, least));
+    // A row of `m` positions costs at least `2 m pitch`: the search stops where that alone
+    // reaches the cheapest so far, after a few dozen rows rather than up to 4096 (a division
+    // each, per call).
+    for m in least + 1..=most {
+        if 2 * m * pitch >= cheapest {
+            break;
+        }
+        let cost = widening_cost(size, pitch, m);
+        if cost < cheapest {
+            (best, cheapest) = (m, cost);
+        }
+    }
+    best
 }
 
 /// What an item's fold costs, in units of about half a nanosecond, with widened rows of `m`
 /// positions out of `size`, `pitch` lanes each: every lane of a widened row is combined into
 /// its output one by one after the fold (about 1 ns a lane), positions left over after the
 /// last whole row are folded as rows of a few lanes (a call of some 30 ns, then about 1 ns a
-/// position), and each widened row costs a little. One AMD EPYC Zen 4 core (libraries
-/// alternated, calls back to back, medians of 11–15, ms): FLOAT16 `[136, 2, 2872, 2]` over axis 2 took the
-/// smallest divisor of 2872 within the bounds before, 359 positions (718 lanes to combine),
-/// 0.47 ms; rows of 16, 32, 41, 48, 64 and 128 positions took 0.29, 0.29, 0.29, 0.33, 0.35 and
-/// 0.40, and this cost's choice (33, one left over) 0.26. FLOAT32 `[100, 3000, 3]` over axis 1 0.185 → 0.126,
-/// INT32 `[50, 10000, 2]` 0.163 → 0.117; FLOAT32 `[3, 5, 3484, 24]` over axes 1,3 (24
-/// positions: all in one row before, 12 now) 0.352 → 0.365, within the noise. Before, groups
-/// of 11 with 2 left over had taken that input 1.9 ms against 1.3 for one group of 24: the
-/// left-over call, paid by each of its 10452 items.
+/// position), and each widened row costs a little.
+///
+/// One AMD EPYC Zen 4 core (libraries alternated, calls back to back, medians of 11–15, ms):
+/// FLOAT16 `[136, 2, 2872, 2]` over axis 2 took the smallest divisor of 2872 within the
+/// bounds before, 359 positions (718 lanes to combine), 0.47 ms; rows of 16, 32, 41, 48, 64
+/// and 128 positions took 0.29, 0.29, 0.29, 0.33, 0.35 and 0.40, and this cost's choice (33,
+/// one left over) 0.26. FLOAT32 `[100, 3000, 3]` over axis 1 0.185 → 0.126, INT32
+/// `[50, 10000, 2]` 0.163 → 0.117; FLOAT32 `[3, 5, 3484, 24]` over axes 1,3 (24 positions:
+/// all in one row before, 12 now) 0.352 → 0.365, within the noise. Before, groups of 11 with
+/// 2 left over had taken that input 1.9 ms against 1.3 for one group of 24: the left-over
+/// call, paid by each of its 10452 items.
 fn widening_cost(size: usize, pitch: usize, m: usize) -> usize {
     let left = size % m;
     let left_over = if left > 0 { 64 + 2 * left } else { 0 };
@@ -1151,9 +1164,21 @@ mod tests {
         // 2872 FLOAT16 positions of 2 lanes: 33 divides all but one of them; the smallest
         // exact divisor within the bounds, 359, would combine 718 lanes an item.
         assert_eq!(widening::<half::f16>(2872, 2), 33);
-        // A row is never shorter than 128 bytes nor, past it, longer than 4096.
-        for (size, pitch) in [(4099, 2), (3000, 5), (100_000, 1), (7, 7)] {
+        // A row is never shorter than 128 bytes nor, past it, longer than 4096; and the
+        // search, which stops early, finds the cheapest row of the whole range.
+        for (size, pitch) in [
+            (4099, 2),
+            (3000, 5),
+            (100_000, 1),
+            (7, 7),
+            (2048, 1),
+            (9973, 3),
+        ] {
             let m = widening::<u8>(size, pitch);
+            let least = WIDENED_ROW_BYTES.div_ceil(pitch).min(size);
+            let most = (WIDENED_ROW_MAX_BYTES / pitch).max(least).min(size);
+            let cheapest = (least..=most).min_by_key(|&m| widening_cost(size, pitch, m));
+            assert_eq!(Some(m), cheapest, "{size} {pitch}");
             assert!(
                 m == size || m * pitch >= WIDENED_ROW_BYTES,
                 "{size} {pitch}: {m}"
