@@ -522,13 +522,13 @@ impl Job<'_> {
     }
 
     /// [`Job::write_all`] for an input of at most `64 * TINY_WORDS` elements: its masks in
-    /// one pass, then its rows from them ([`tiny::write_rows_stepped`]).
+    /// one pass, then its rows from them ([`tiny::write_rows_from_masks`]).
     fn write_tiny<T: Zero>(&self, out: &mut [u8]) -> usize {
         let len = self.input.count;
         let mut words = [0u64; tiny::TINY_WORDS];
         let words = &mut words[..len.div_ceil(GROUP)];
         self.masks::<T>(0, len, words, 0);
-        tiny::write_rows_stepped(words, self.input.sizes(), self.n, out)
+        tiny::write_rows_from_masks(words, self.input.sizes(), self.n, out)
     }
 
     /// Elements per chunk: the input bytes one thread prefetches while it writes a chunk's rows

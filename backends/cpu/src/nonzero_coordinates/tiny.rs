@@ -1,5 +1,5 @@
-//! The rows of a tiny input, written straight from its masks with the coordinates stepped
-//! from one set bit to the next: no chunks, chain, cursor, row kernels or their setup, which
+//! The rows of a tiny input, written straight from its masks, each row its run's template
+//! and the bit's place in the run: no chunks, chain, cursor, row kernels or their setup, which
 //! for a 16-element input cost more than the rows themselves ([`Tuning::tiny_max`]).
 //!
 //! [`Tuning::tiny_max`]: super::Tuning
@@ -17,7 +17,7 @@ pub(super) const TINY_WORDS: usize = 16;
 ///
 /// # Panics
 /// If `out` is shorter than the rows or `n` is over [`MAX_N`].
-pub(super) fn write_rows_stepped(
+pub(super) fn write_rows_from_masks(
     words: &[u64],
     sizes: &[usize],
     n: usize,
@@ -37,7 +37,7 @@ pub(super) fn write_rows_stepped(
     }
 }
 
-/// [`write_rows_stepped`] for rows of `N` coordinates. A row is its run's template (the
+/// [`write_rows_from_masks`] for rows of `N` coordinates. A row is its run's template (the
 /// coordinates outside the innermost dimension, moved on only when a set bit lies past the
 /// run) and the bit's place in the run, written from registers: rebuilding the coordinates
 /// and copying them out at every row stalled on forwarding the coordinates' 4-byte stores to
@@ -120,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn stepped_rows_match_the_divided_coordinates() {
+    fn rows_from_masks_match_the_divided_coordinates() {
         let mut rng = Rng(31);
         let shapes: [&[usize]; 8] = [
             &[1],
@@ -144,7 +144,7 @@ mod tests {
                 for n in 0..=MAX_N {
                     let expected = divided_rows(&words, sizes, n);
                     let mut out = vec![0xAB; expected.len() * 4 + 8];
-                    let rows = write_rows_stepped(&words, sizes, n, &mut out);
+                    let rows = write_rows_from_masks(&words, sizes, n, &mut out);
                     let got: Vec<u32> = out[..rows * 4 * n]
                         .chunks_exact(4)
                         .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
@@ -159,7 +159,7 @@ mod tests {
     #[test]
     fn a_zero_dimensional_input_has_one_row_of_zeros() {
         let mut out = [0xAB; 12];
-        assert_eq!(write_rows_stepped(&[1], &[], 3, &mut out), 1);
+        assert_eq!(write_rows_from_masks(&[1], &[], 3, &mut out), 1);
         assert_eq!(out, [0; 12]);
     }
 }
