@@ -1072,11 +1072,11 @@ fn widening<T: Lanes>(size: usize, pitch: usize) -> usize {
     let least = WIDENED_ROW_BYTES.div_ceil(row).min(size);
     let most = (WIDENED_ROW_MAX_BYTES / row).max(least).min(size);
     let (mut best, mut cheapest) = (least, widening_cost(size, pitch, least));
-    // A row of `m` positions costs at least `2 m pitch`: the search stops where that alone
-    // reaches the cheapest so far, after a few dozen rows rather than up to 4096 (a division
-    // each, per call).
+    // A row of `m` positions costs at least its lanes' combine, which grows with `m`: the
+    // search stops where that alone reaches the cheapest so far, after a few dozen rows
+    // rather than up to 4096 (a division each, per call).
     for m in least + 1..=most {
-        if 2 * m * pitch >= cheapest {
+        if combine_cost(pitch, m) >= cheapest {
             break;
         }
         let cost = widening_cost(size, pitch, m);
@@ -1105,7 +1105,12 @@ fn widening<T: Lanes>(size: usize, pitch: usize) -> usize {
 fn widening_cost(size: usize, pitch: usize, m: usize) -> usize {
     let left = size % m;
     let left_over = if left > 0 { 64 + 2 * left } else { 0 };
-    2 * m * pitch + left_over + size / m
+    combine_cost(pitch, m) + left_over + size / m
+}
+
+/// The part of [`widening_cost`] that combines a widened row's `m × pitch` lanes one by one.
+fn combine_cost(pitch: usize, m: usize) -> usize {
+    2 * m * pitch
 }
 
 impl Widened {
