@@ -17,10 +17,15 @@
 //! the reduced positions between them (reading the input once per position).
 
 #[cfg(target_arch = "x86_64")]
+mod narrow_avx512;
+
+#[cfg(target_arch = "x86_64")]
 use super::kernels::load_inside;
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::Isa;
+#[cfg(target_arch = "x86_64")]
+use narrow_avx512::Narrow512;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
@@ -51,6 +56,9 @@ pub(super) struct PackedTail {
     form: Form,
     /// A wide tail is read in 64-byte vectors ([`Self::wide_avx512`]): the CPU has AVX-512.
     wide_512: bool,
+    /// A narrow tail's form in 64-byte vectors, when the CPU has what it needs.
+    #[cfg(target_arch = "x86_64")]
+    narrow_512: Option<Narrow512>,
 }
 
 /// How the kernel reads a position.
@@ -156,11 +164,15 @@ impl PackedTail {
         } else {
             Form::Wide(Wide::new::<T>(k, rows)?)
         };
+        let narrow_512 = (isa == Isa::Avx512 && matches!(form, Form::Narrow(_)))
+            .then(|| Narrow512::new::<T>(k, pitch, rows))
+            .flatten();
         Some(PackedTail {
             k,
             pitch,
             rows,
             wide_512: isa == Isa::Avx512 && matches!(form, Form::Wide(_)),
+            narrow_512,
             form,
         })
     }
@@ -194,11 +206,16 @@ impl PackedTail {
         assert!(positions.len() >= self.k, "PackedTail: too few positions");
         #[cfg(target_arch = "x86_64")]
         {
-            // SAFETY: `new` returned this only with AVX2, and set `wide_512` only with
-            // `Isa::Avx512` (AVX-512 F and BW); the item lies inside `data` (asserted), and
-            // `positions` holds `k` entries (asserted).
+            // SAFETY: `new` returned this only with AVX2, and set `wide_512` and `narrow_512`
+            // only with `Isa::Avx512` (AVX-512 F and BW; `Narrow512::new` checks VBMI for
+            // bytes); the item lies inside `data` (asserted), and `positions` holds `k`
+            // entries (asserted).
             unsafe {
                 match &self.form {
+                    Form::Narrow(_) if self.narrow_512.is_some() => {
+                        let narrow = self.narrow_512.as_ref().expect("matched");
+                        narrow.argmax::<T, LAST>(self.k, data.as_ptr().add(start), positions)
+                    }
                     Form::Narrow(narrow) => {
                         self.narrow_avx2::<T, LAST>(narrow, data, start, positions)
                     }
