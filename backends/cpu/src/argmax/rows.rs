@@ -552,12 +552,47 @@ impl Job<'_> {
             && packed.slots.iter().enumerate().all(|(j, &slot)| slot == j))
         .then(|| u32::try_from(packed.index_stride).ok())
         .flatten();
+        // Each item's positions, by exact keys when the kernel refused it (a NaN), written
+        // to its outputs' slots.
+        let write_item = |slot: usize, start: usize, positions: &mut [usize], clean: bool| {
+            if !clean {
+                packed.exact::<T, LAST>(self.data, start, positions);
+            }
+            for (&offset, &position) in packed.slots.iter().zip(positions.iter()) {
+                let index = self.finish::<LAST>(position * packed.index_stride);
+                // SAFETY: each item's outputs are distinct slots, written by the one task
+                // that reduces the item.
+                unsafe { outputs.set(slot + offset, index) };
+            }
+        };
+        let together = packed.tail.interleaves();
         let task = |t: usize| {
-            let mut positions = vec![0; packed.k];
+            let mut positions = vec![0; packed.k * PACKED_ITEMS_TOGETHER];
+            // Items waiting to be reduced together: (start byte, slot).
+            let mut waiting = [(0, 0); PACKED_ITEMS_TOGETHER];
+            let mut held = 0;
             let first = t * per_task;
             for at in Walk::new(&packed.outer, first, per_task.min(items - first)) {
                 let start = at.offset * T::SIZE;
                 let data = self.data;
+                if together {
+                    waiting[held] = (start, at.slot);
+                    held += 1;
+                    if held == PACKED_ITEMS_TOGETHER {
+                        let starts = waiting.map(|(start, _)| start);
+                        let refused = packed.tail.argmax_items::<T, LAST, PACKED_ITEMS_TOGETHER>(
+                            data,
+                            starts,
+                            &mut positions,
+                        );
+                        for (i, &(start, slot)) in waiting.iter().enumerate() {
+                            let out = &mut positions[i * packed.k..(i + 1) * packed.k];
+                            write_item(slot, start, out, refused & 1 << i == 0);
+                        }
+                        held = 0;
+                    }
+                    continue;
+                }
                 // Whether the vector kernel already refused this item (it holds a NaN, which
                 // `PackedTail::argmax`, the same kernel, would refuse again).
                 #[cfg(not(target_arch = "x86_64"))]
@@ -587,15 +622,14 @@ impl Job<'_> {
                 } else {
                     false
                 };
-                if refused || !packed.tail.argmax::<T, LAST>(data, start, &mut positions) {
-                    packed.exact::<T, LAST>(data, start, &mut positions);
-                }
-                for (&slot, &position) in packed.slots.iter().zip(&positions) {
-                    let index = self.finish::<LAST>(position * packed.index_stride);
-                    // SAFETY: each item's outputs are distinct slots, written by the one task
-                    // that reduces the item.
-                    unsafe { outputs.set(at.slot + slot, index) };
-                }
+                let out = &mut positions[..packed.k];
+                let clean = !refused && packed.tail.argmax::<T, LAST>(data, start, out);
+                write_item(at.slot, start, out, clean);
+            }
+            for &(start, slot) in &waiting[..held] {
+                let out = &mut positions[..packed.k];
+                let clean = packed.tail.argmax::<T, LAST>(self.data, start, out);
+                write_item(slot, start, out, clean);
             }
             // What `store_scaled_avx512` streamed is seen before the task ends.
             #[cfg(target_arch = "x86_64")]
@@ -925,6 +959,10 @@ struct PackedItems {
 
 /// Items spanning fewer bytes are left to a spanned tail when there is one.
 const PACKED_ITEM_MIN_BYTES: usize = 128;
+
+/// Packed items reduced together when the kernel interleaves them
+/// ([`PackedTail::interleaves`]).
+const PACKED_ITEMS_TOGETHER: usize = 4;
 
 impl PackedItems {
     /// The packed items of `plan`, or None when its shape or the kernel does not allow them.

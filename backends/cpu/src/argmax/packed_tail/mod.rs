@@ -214,7 +214,8 @@ impl PackedTail {
                 match &self.form {
                     Form::Narrow(_) if self.narrow_512.is_some() => {
                         let narrow = self.narrow_512.as_ref().expect("matched");
-                        narrow.argmax::<T, LAST>(self.k, data.as_ptr().add(start), positions)
+                        let item = [data.as_ptr().add(start)];
+                        narrow.argmax::<T, LAST, 1>(self.k, item, positions) == 0
                     }
                     Form::Narrow(narrow) => {
                         self.narrow_avx2::<T, LAST>(narrow, data, start, positions)
@@ -237,6 +238,60 @@ impl PackedTail {
             let _ = (data, start, positions);
             unreachable!("PackedTail exists only on x86-64")
         }
+    }
+
+    /// Whether [`Self::argmax_items`] reduces its items together (short items of a narrow
+    /// tail with AVX-512), rather than one after the other.
+    pub(super) fn interleaves(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            self.narrow_512.as_ref().is_some_and(Narrow512::interleaves)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    /// [`Self::argmax`] of the `N` items at byte `starts[i]` of `data`, item `i`'s positions
+    /// into `positions[i * k..][..k]`. Bit `i` of the result is set when item `i` held a NaN
+    /// (its positions then meaningless).
+    ///
+    /// # Panics
+    /// If an item does not lie inside `data`, or `positions` is shorter than `N * k`.
+    pub(super) fn argmax_items<T: Lanes, const LAST: bool, const N: usize>(
+        &self,
+        data: &[u8],
+        starts: [usize; N],
+        positions: &mut [usize],
+    ) -> u32 {
+        let span = ((self.rows - 1) * self.pitch + self.k) * T::SIZE;
+        for &start in &starts {
+            assert!(
+                start + span <= data.len(),
+                "PackedTail: item outside the input"
+            );
+        }
+        assert!(
+            positions.len() >= N * self.k,
+            "PackedTail: too few positions"
+        );
+        #[cfg(target_arch = "x86_64")]
+        if let Some(narrow) = &self.narrow_512 {
+            let items = starts.map(|start| data[start..].as_ptr());
+            // SAFETY: `narrow_512` is set only with `Isa::Avx512` (AVX-512 F and BW;
+            // `Narrow512::new` checks VBMI for bytes); each item lies inside `data`
+            // (asserted), and `positions` holds `N * k` entries (asserted).
+            return unsafe { narrow.argmax::<T, LAST, N>(self.k, items, positions) };
+        }
+        let mut refused = 0;
+        for (i, &start) in starts.iter().enumerate() {
+            let out = &mut positions[i * self.k..(i + 1) * self.k];
+            if !self.argmax::<T, LAST>(data, start, out) {
+                refused |= 1 << i;
+            }
+        }
+        refused
     }
 
     /// [`Self::argmax`] of a narrow tail, with AVX2.
@@ -621,6 +676,7 @@ mod tests {
                     if span > elements {
                         continue;
                     }
+                    check_items_together::<T>(&tail, bytes, span, (k, pitch, rows));
                     for start in [0, elements - span, (elements - span) / 2] {
                         for last in [false, true] {
                             let mut got = vec![usize::MAX; k];
@@ -642,6 +698,43 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// [`PackedTail::argmax_items`] on four items of `span` elements (the first, the last,
+    /// and two between, which may overlap) against the reference, both directions: only an
+    /// item holding a NaN may be refused, and only its bit.
+    fn check_items_together<T: Lanes>(
+        tail: &PackedTail,
+        bytes: &[u8],
+        span: usize,
+        (k, pitch, rows): (usize, usize, usize),
+    ) {
+        let end = bytes.len() / T::SIZE - span;
+        let starts = [0, end, end / 2, end / 3].map(|start| start * T::SIZE);
+        for last in [false, true] {
+            let mut got = vec![usize::MAX; 4 * k];
+            let refused = if last {
+                tail.argmax_items::<T, true, 4>(bytes, starts, &mut got)
+            } else {
+                tail.argmax_items::<T, false, 4>(bytes, starts, &mut got)
+            };
+            for (i, &start) in starts.iter().enumerate() {
+                let elements = &bytes[start..start + span * T::SIZE];
+                let has_nan = elements
+                    .chunks(T::SIZE)
+                    .any(|e| T::read(e).key() == T::nan_key());
+                if refused & 1 << i != 0 {
+                    assert!(has_nan, "item {i} refused without a NaN");
+                    continue;
+                }
+                let want = reference::<T>(bytes, start, k, pitch, rows, last);
+                assert_eq!(
+                    got[i * k..(i + 1) * k],
+                    want[..],
+                    "items together: item {i} k {k} pitch {pitch} rows {rows} last {last}"
+                );
             }
         }
     }
