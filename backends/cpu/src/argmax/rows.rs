@@ -1305,4 +1305,20 @@ mod tests {
         let interleaved = plan(&[79, 7587, 2], Some(&strides), &[true, false, false]);
         assert!(PackedItems::new::<i64>(isa, &interleaved, true).is_none());
     }
+
+    #[test]
+    fn narrow_items_of_more_than_255_vectors_are_packed_for_elements_over_a_byte() {
+        let isa = Isa::detect();
+        if !isa.avx2() {
+            return;
+        }
+        // `[n, 554, 8]` over axis 1: 554 vectors of one position each with AVX2 (277 with
+        // AVX-512), numbered in 4-byte lanes.
+        let long = plan(&[10, 554, 8], None, &[false, true, false]);
+        assert!(PackedItems::new::<f32>(isa, &long, false).is_some());
+        assert!(PackedItems::new::<i16>(isa, &long, false).is_some());
+        // UINT8 numbers its vectors in bytes: 520 positions of 32 bytes are too many.
+        let bytes = plan(&[10, 520, 32], None, &[false, true, false]);
+        assert!(PackedItems::new::<u8>(isa, &bytes, false).is_none());
+    }
 }

@@ -7,7 +7,8 @@
 //!
 //! - *narrow* (a position fits a vector): each vector holds `per_vector` whole positions
 //!   (`pitch` lanes each), lanes keep their best value and the number of the vector it came
-//!   from, and the `per_vector` lanes of each output are combined at the end;
+//!   from, and the `per_vector` lanes of each output are combined at the end (with AVX-512,
+//!   in 64-byte vectors and in registers, short items several at a time: [`narrow_avx512`]);
 //! - *wide* (up to [`WIDE_MAX_VECTORS`] vectors per position): each position's `k` elements
 //!   are read as a few vectors, the last overlapping the one before, and each lane keeps its
 //!   best value and the position it came from, so that every lane is an output.
@@ -102,8 +103,7 @@ impl Narrow {
     fn new<T: Lanes>(k: usize, pitch: usize, rows: usize) -> Option<Narrow> {
         let per_vector = VECTOR_BYTES / T::SIZE / pitch;
         let vectors = rows.div_ceil(per_vector);
-        // Vector numbers are kept in lanes of the element's width.
-        if vectors > 255 {
+        if vectors > most_numbers::<T>() {
             return None;
         }
         let last_positions = rows - (vectors - 1) * per_vector;
@@ -152,7 +152,7 @@ impl Wide {
 impl PackedTail {
     /// The packed tail of `k` outputs over `rows` positions `pitch` elements apart, when a
     /// kernel applies: AVX2, at most [`WIDE_MAX_VECTORS`] vectors per position, and the vector
-    /// or position numbers fit a lane (255 for bytes).
+    /// or position numbers fit a lane ([`most_numbers`]; the wide form keeps 256 rows).
     #[cfg(target_arch = "x86_64")]
     pub(super) fn new<T: Lanes>(isa: Isa, k: usize, pitch: usize, rows: usize) -> Option<Self> {
         let width = VECTOR_BYTES / T::SIZE;
@@ -588,6 +588,19 @@ impl PackedTail {
     }
 }
 
+/// The most vectors a narrow item may span: their numbers are kept in lanes of the element's
+/// width (255 for bytes, 65535 for two-byte elements). A cap of 255 for every type left
+/// FLOAT32 `[3448, 554, 8]` over axis 1 (277 vectors an item) to the widened fold, at 2.9 of
+/// the floor.
+#[cfg(target_arch = "x86_64")]
+fn most_numbers<T: Lanes>() -> usize {
+    match T::SIZE {
+        1 => 255,
+        2 => 65535,
+        _ => u32::MAX as usize,
+    }
+}
+
 /// `number` with the lanes (of `T`'s width) whose bit is set in `take` replaced by `here`'s.
 ///
 /// # Safety
@@ -668,7 +681,7 @@ mod tests {
             let ks = (1..=pitch.min(width + 2))
                 .chain([pitch - 1, pitch].into_iter().filter(|&k| k > width + 2));
             for k in ks {
-                for rows in [1, 2, 3, 5, 8, 17, 34, 40, 100, 256] {
+                for rows in [1, 2, 3, 5, 8, 17, 34, 40, 100, 256, 300, 520] {
                     let Some(tail) = PackedTail::new::<T>(isa, k, pitch, rows) else {
                         continue;
                     };

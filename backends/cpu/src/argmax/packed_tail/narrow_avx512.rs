@@ -52,7 +52,8 @@ pub(super) struct Narrow512 {
 impl Narrow512 {
     /// The AVX-512 form of a narrow tail of `k` outputs over `rows` positions `pitch`
     /// elements apart (`pitch` at most half a vector), when the CPU has what it needs (VBMI's
-    /// byte permutes for 1-byte elements) and the vector numbers fit a lane (255 at most).
+    /// byte permutes for 1-byte elements) and the vector numbers fit a lane
+    /// ([`super::most_numbers`]).
     pub(super) fn new<T: Lanes>(k: usize, pitch: usize, rows: usize) -> Option<Narrow512> {
         let width = 64 / T::SIZE;
         if (T::SIZE == 1 && !has_avx512_vbmi()) || k == 0 || k > pitch || 2 * pitch > width {
@@ -60,7 +61,7 @@ impl Narrow512 {
         }
         let per_vector = width / pitch;
         let vectors = rows.div_ceil(per_vector);
-        if vectors > 255 {
+        if vectors > super::most_numbers::<T>() {
             return None;
         }
         // Positions of a vector that hold an element (fewer in an item shorter than one).
