@@ -21,6 +21,8 @@
 mod narrow_avx512;
 
 #[cfg(target_arch = "x86_64")]
+use super::avx512::blend_lanes512;
+#[cfg(target_arch = "x86_64")]
 use super::kernels::load_inside;
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
@@ -535,7 +537,7 @@ impl PackedTail {
                 } else {
                     T::gt_mask512(v, best[i])
                 };
-                number[i] = lanes_taken::<T>(number[i], take, here);
+                number[i] = blend_lanes512::<T>(take, number[i], here);
                 best[i] = T::max512(best[i], v);
                 if T::CAN_NAN {
                     nan |= T::nan_mask512(v);
@@ -598,21 +600,6 @@ fn most_numbers<T: Lanes>() -> usize {
         1 => 255,
         2 => 65535,
         _ => u32::MAX as usize,
-    }
-}
-
-/// `number` with the lanes (of `T`'s width) whose bit is set in `take` replaced by `here`'s.
-///
-/// # Safety
-/// AVX-512 F and BW.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn lanes_taken<T: Lanes>(number: __m512i, take: u64, here: __m512i) -> __m512i {
-    match T::SIZE {
-        1 => _mm512_mask_mov_epi8(number, take, here),
-        2 => _mm512_mask_mov_epi16(number, take as u32, here),
-        4 => _mm512_mask_mov_epi32(number, take as u16, here),
-        _ => _mm512_mask_mov_epi64(number, take as u8, here),
     }
 }
 
