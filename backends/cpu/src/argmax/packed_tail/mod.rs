@@ -21,9 +21,11 @@
 mod narrow_avx512;
 
 #[cfg(target_arch = "x86_64")]
-use super::avx512::blend_lanes512;
+use super::avx512::Avx512Fold;
 #[cfg(target_arch = "x86_64")]
 use super::kernels::load_inside;
+#[cfg(target_arch = "x86_64")]
+use super::kernels::FoldVectors;
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::Isa;
@@ -532,13 +534,7 @@ impl PackedTail {
                 // is read under `short`, which does not touch the bytes past it.
                 let raw = _mm512_maskz_loadu_epi8(short, row.add(offsets[i]).cast());
                 let v = T::domain512(raw);
-                let take = if LAST {
-                    !T::gt_mask512(best[i], v)
-                } else {
-                    T::gt_mask512(v, best[i])
-                };
-                number[i] = blend_lanes512::<T>(take, number[i], here);
-                best[i] = T::max512(best[i], v);
+                Avx512Fold::fold::<T, LAST>(&mut best[i], &mut number[i], v, here);
                 if T::CAN_NAN {
                     nan |= T::nan_mask512(v);
                 }
