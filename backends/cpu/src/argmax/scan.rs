@@ -34,6 +34,7 @@ use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::Isa;
 use crate::thresholds::{ARGMAX_MIN_RUN_BYTES, ARGMAX_SHORT_RUN_BYTES, ARGMAX_SPLIT_FACTOR};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Runs per unit listed once rather than walked per unit, at most.
 const LISTED_STEPS: usize = 1 << 12;
@@ -87,7 +88,7 @@ impl<K: Ord + Copy + Default> State<K> {
 
 /// Elements holding an output's maximum whose indices [`Job::scan_dense`] computes one by
 /// one, at most (then the output is reduced run by run).
-const DENSE_MAX_TIES: usize = 1 << 12;
+const DENSE_MAX_TIES: usize = 1 << 10;
 
 /// [`Job::dense_tied`] walks a dense range in index order this many elements at a time (back
 /// from its end with `LAST`).
@@ -124,6 +125,11 @@ impl Dense {
             span = span.checked_mul(d.size)?;
         }
         Some(Dense { dims, len: span })
+    }
+
+    /// Elements of the innermost run, along which the index grows with the offset.
+    fn run_len(&self) -> usize {
+        self.dims.first().map_or(1, |d| d.size)
     }
 
     /// The reduced index of the element at offset `offset` of the range.
@@ -357,8 +363,9 @@ impl Job<'_> {
         let n = dense.len;
         let piece = TASK_ELEMENTS.max(n.div_ceil(split.factor));
         let reduce = |at: At| -> usize {
+            let gave_up = AtomicBool::new(false);
             let parts = map_ranges(n, piece, split.few, |lo, hi| {
-                self.dense_best::<T, LAST>(dense, at.offset, lo, hi)
+                self.dense_best::<T, LAST>(dense, at.offset, lo, hi, &gave_up)
             });
             let mut best = None;
             for part in parts {
@@ -440,18 +447,27 @@ impl Job<'_> {
     /// best so far. Finding the maximum of the whole range first and then its holders read
     /// the range twice: a permuted INT64 [10, 13, 11, 7595] over every axis (87 MB) took
     /// twice the time of one read.
+    ///
+    /// `gave_up` is shared by the pieces of one output: once one of them has passed the ties
+    /// allowed, the others stop too, as the output is then reduced by [`Self::dense_tied`]
+    /// anyway. Each going on to its own limit read most of a permuted UINT8
+    /// `[2, 6, 619, 1333]` a holder at a time.
     fn dense_best<T: Lanes, const LAST: bool>(
         &self,
         dense: &Dense,
         base: usize,
         lo: usize,
         hi: usize,
+        gave_up: &AtomicBool,
     ) -> Option<(T::Key, usize)> {
         let block = (DENSE_BLOCK_BYTES / T::SIZE).max(1);
         let mut best: Option<(T::Key, usize)> = None;
         let mut ties = 0;
         let mut from = lo;
         while from < hi {
+            if gave_up.load(Ordering::Relaxed) {
+                return None;
+            }
             let to = (from + block).min(hi);
             let piece = Piece {
                 start: base + from,
@@ -464,7 +480,12 @@ impl Job<'_> {
                     // A new maximum: only its own holders count as ties.
                     ties = 0;
                 }
-                let found = self.dense_holders::<T, LAST>(dense, base, from, to, max, &mut ties)?;
+                let Some(found) =
+                    self.dense_holders::<T, LAST>(dense, base, from, to, max, &mut ties)
+                else {
+                    gave_up.store(true, Ordering::Relaxed);
+                    return None;
+                };
                 combine::<_, LAST>(&mut best, (max, found));
             }
             from = to;
@@ -523,20 +544,31 @@ impl Job<'_> {
         ties: &mut usize,
     ) -> Option<usize> {
         let bytes = &self.data[(base + lo) * T::SIZE..(base + hi) * T::SIZE];
+        let run = dense.run_len();
         let mut best = if LAST { 0 } else { usize::MAX };
-        let mut from = 0;
-        while let Some(p) = locate::<T, false>(self.isa, &bytes[from * T::SIZE..], key) {
-            let index = dense.index_at(lo + from + p);
-            best = if LAST {
-                best.max(index)
-            } else {
-                best.min(index)
+        // Unsearched offsets `from..to` of `bytes`, in elements. Along a run the index grows
+        // with the offset, so once a run has a holder, only the first (or, with `LAST`, the
+        // last) of them can win: the search goes on from the next run (or back from the
+        // previous one).
+        let (mut from, mut to) = (0, hi - lo);
+        while from < to {
+            let unsearched = &bytes[from * T::SIZE..to * T::SIZE];
+            let Some(p) = locate::<T, LAST>(self.isa, unsearched, key) else {
+                break;
             };
+            let at = lo + from + p;
+            let index = dense.index_at(at);
             *ties += 1;
             if *ties > DENSE_MAX_TIES {
                 return None;
             }
-            from += p + 1;
+            if LAST {
+                best = best.max(index);
+                to = (at - at % run).saturating_sub(lo);
+            } else {
+                best = best.min(index);
+                from = at - at % run + run - lo;
+            }
         }
         Some(best)
     }

@@ -1436,6 +1436,31 @@ fn a_dense_range_read_once_keeps_the_lowest_index_of_a_maximum_met_twice() {
 }
 
 #[test]
+fn a_dense_range_searches_each_run_for_its_first_or_last_holder_only() {
+    // An INT32 [100, 400] stored with axis 0 innermost (logical index 400i + j at offset
+    // i + 100j): runs of 100 along which the index grows, many to a block of memory. The
+    // maximum is held twice in runs 3 and 4 each; the lowest index is the first holder of
+    // run 4, the highest the last holder of run 3, so a search that skips a run too many, or
+    // stops at the first holder met from either end, gives another answer.
+    let desc = TensorDesc::with_strides(DataType::Int32, &[100, 400], Some(&[1, 100])).unwrap();
+    let mut values: Vec<i32> = (0..40000).map(|k: i32| k * 7919 % 97).collect();
+    for (i, j) in [(50, 3), (99, 3), (10, 4), (60, 4)] {
+        values[i + 100 * j] = 1000;
+    }
+    let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let input = Tensor::from_bytes(desc, bytes).unwrap();
+    for last in [false, true] {
+        let expected = reference_argmax(&input.desc, &input.data, &[0, 1], last);
+        assert_eq!(expected, [if last { 39603 } else { 4004 }], "the reference");
+    }
+    for threads in [1, 2] {
+        on_threads(threads, || {
+            check_all(&input, &[0, 1], "holders in two runs")
+        });
+    }
+}
+
+#[test]
 fn element_strided_runs_are_swept_in_vectors_and_match_the_reference() {
     // The innermost dimension is padded: each output's elements lie a few apart, the span
     // swept a vector at a time with the other lanes ignored. Whole-tensor, one run per output
