@@ -26,7 +26,7 @@ use super::lanes::Lanes;
 use super::padded::Padded;
 use super::plan::{At, Dim, Walk};
 use super::rows::combine;
-use super::strided_run::strided_run_best;
+use super::strided_run::{strided_run_best, StridedRuns};
 #[cfg(target_arch = "x86_64")]
 use super::transposed_runs::Transposed;
 use super::{items_per_task, Best, Job, Outputs};
@@ -316,6 +316,18 @@ impl Job<'_> {
                 // SAFETY: `P` is the instruction set of the function this is inlined into.
                 let p =
                     unsafe { P::run_argmax::<T, LAST>(self.data, unit.offset * T::SIZE, bytes) };
+                // SAFETY: the task's outputs are its own.
+                unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
+            }
+            return;
+        }
+        if let Some(strided) = StridedRuns::new::<T>(self.isa, run.stride) {
+            // Element-strided runs: the phase tables built once for the task's runs.
+            for unit in Walk::new(unit_dims, first, count) {
+                let p = match strided.best::<T, LAST>(self.data, unit.offset, run.size) {
+                    Some((_, p)) => p,
+                    None => self.run_position::<T, LAST, P>(unit.offset, run),
+                };
                 // SAFETY: the task's outputs are its own.
                 unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
             }

@@ -18,8 +18,13 @@ use std::arch::x86_64::*;
 /// Bytes of the vectors the kernel reads.
 const VECTOR_BYTES: usize = 32;
 
-/// Runs spanning fewer bytes are left to the scalar loop (the phase tables cost more).
+/// Runs spanning fewer bytes are left to the scalar loop when the phase tables are built for
+/// one run ([`strided_run_best`]).
 const MIN_SPAN_BYTES: usize = 512;
+
+/// Runs spanning fewer bytes are left to the scalar loop when the phase tables serve every
+/// run of a call ([`StridedRuns`]).
+const MIN_SHARED_SPAN_BYTES: usize = 64;
 
 /// Vectors per block: the block is still in the L1 cache when searched.
 #[cfg(target_arch = "x86_64")]
@@ -39,34 +44,23 @@ pub(super) fn strided_run_best<T: Lanes, const LAST: bool>(
     len: usize,
     stride: usize,
 ) -> Option<(T::Key, usize)> {
-    if len == 0 || stride < 2 || stride * T::SIZE > VECTOR_BYTES {
+    if len == 0 || span_bytes::<T>(len, stride) < MIN_SPAN_BYTES {
         return None;
     }
-    let span = ((len - 1) * stride + 1) * T::SIZE;
-    assert!(
-        start * T::SIZE + span <= data.len(),
-        "strided run outside the input"
-    );
-    if span < MIN_SPAN_BYTES || !isa.avx2() {
-        return None;
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        let sweep = Sweep::new::<T>(&data[start * T::SIZE..], span, stride);
-        // SAFETY: the CPU has AVX2 (`isa.avx2()`); the span lies inside `data` (asserted).
-        unsafe { sweep.best::<T, LAST>() }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    None
+    StridedRuns::new::<T>(isa, stride)?.best::<T, LAST>(data, start, len)
 }
 
-/// One strided run's span and the lanes of its run elements per phase.
-#[cfg(target_arch = "x86_64")]
-struct Sweep<'a> {
-    /// The data from the run's first element on (at least `span` bytes).
-    data: &'a [u8],
-    /// Bytes from the first element to the end of the last.
-    span: usize,
+/// Bytes from the first of `len` elements `stride` apart to the end of the last.
+fn span_bytes<T: Lanes>(len: usize, stride: usize) -> usize {
+    ((len.max(1) - 1) * stride + 1) * T::SIZE
+}
+
+/// The lanes of a strided run's elements per phase, for runs of `T` elements `stride` apart:
+/// built once and used for every run of a call. Built per run, the tables cost more than
+/// a short run's sweep: ArgMax UINT8 `[8, 4617, 193, 1]` padded by one over axis 2 (runs of
+/// 193 bytes two apart) read each element alone, 40 times the floor.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) struct StridedRuns {
     /// Elements between run elements.
     stride: usize,
     /// Vectors after which the lane pattern repeats.
@@ -77,9 +71,13 @@ struct Sweep<'a> {
     bits: [u32; VECTOR_BYTES],
 }
 
-#[cfg(target_arch = "x86_64")]
-impl<'a> Sweep<'a> {
-    fn new<T: Lanes>(data: &'a [u8], span: usize, stride: usize) -> Sweep<'a> {
+impl StridedRuns {
+    /// The tables for runs of `T` elements `stride` apart; None when the kernel does not
+    /// apply (no AVX2, a stride below 2 or above a vector).
+    pub(super) fn new<T: Lanes>(isa: Isa, stride: usize) -> Option<StridedRuns> {
+        if stride < 2 || stride * T::SIZE > VECTOR_BYTES || !isa.avx2() {
+            return None;
+        }
         let width = VECTOR_BYTES / T::SIZE;
         let period = stride / gcd(stride, width);
         let mut masks = [[0u8; VECTOR_BYTES]; VECTOR_BYTES];
@@ -93,16 +91,66 @@ impl<'a> Sweep<'a> {
                 }
             }
         }
-        Sweep {
-            data,
-            span,
+        Some(StridedRuns {
             stride,
             period,
             masks,
             bits,
-        }
+        })
     }
 
+    /// The best (key, position) of the `len` elements at element offsets `start`, `start +
+    /// stride`, … of `data`, as [`strided_run_best`]; None for a run spanning fewer than
+    /// [`MIN_SHARED_SPAN_BYTES`] or holding a NaN (the caller then reduces it exactly).
+    ///
+    /// # Panics
+    /// If the run does not lie inside `data`.
+    pub(super) fn best<T: Lanes, const LAST: bool>(
+        &self,
+        data: &[u8],
+        start: usize,
+        len: usize,
+    ) -> Option<(T::Key, usize)> {
+        if len == 0 {
+            return None;
+        }
+        let span = span_bytes::<T>(len, self.stride);
+        assert!(
+            start * T::SIZE + span <= data.len(),
+            "strided run outside the input"
+        );
+        if span < MIN_SHARED_SPAN_BYTES {
+            return None;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let sweep = Sweep {
+                data: &data[start * T::SIZE..],
+                span,
+                runs: self,
+            };
+            // SAFETY: the CPU has AVX2 (checked by `new`); the span lies inside `data`
+            // (asserted).
+            unsafe { sweep.best::<T, LAST>() }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        None
+    }
+}
+
+/// One strided run's span, swept with its call's [`StridedRuns`].
+#[cfg(target_arch = "x86_64")]
+struct Sweep<'a> {
+    /// The data from the run's first element on (at least `span` bytes).
+    data: &'a [u8],
+    /// Bytes from the first element to the end of the last.
+    span: usize,
+    /// The lanes per phase.
+    runs: &'a StridedRuns,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Sweep<'_> {
     /// The run's best (key, position), or None at a NaN.
     ///
     /// # Safety
@@ -133,8 +181,8 @@ impl<'a> Sweep<'a> {
     #[inline(always)]
     unsafe fn vector<T: Lanes>(&self, j: usize, phase: usize) -> (__m256i, __m256i, u32) {
         let at = j * VECTOR_BYTES;
-        let mut mask = _mm256_loadu_si256(self.masks[phase].as_ptr().cast());
-        let mut bits = self.bits[phase];
+        let mut mask = _mm256_loadu_si256(self.runs.masks[phase].as_ptr().cast());
+        let mut bits = self.runs.bits[phase];
         if at + VECTOR_BYTES > self.span {
             let inside = self.span - at;
             let mut window = [0u8; VECTOR_BYTES];
@@ -149,7 +197,7 @@ impl<'a> Sweep<'a> {
     /// The phase after `phase`.
     #[inline(always)]
     fn next_phase(&self, phase: usize) -> usize {
-        if phase + 1 == self.period {
+        if phase + 1 == self.runs.period {
             0
         } else {
             phase + 1
@@ -162,7 +210,7 @@ impl<'a> Sweep<'a> {
     unsafe fn block_max<T: Lanes>(&self, j0: usize, j1: usize) -> Option<__m256i> {
         let (mut even, mut odd) = (T::lowest(), T::lowest());
         let mut nan = _mm256_setzero_si256();
-        let mut phase = j0 % self.period;
+        let mut phase = j0 % self.runs.period;
         let mut j = j0;
         while j + 2 <= j1 {
             let (v0, mask0, _) = self.vector::<T>(j, phase);
@@ -202,7 +250,7 @@ impl<'a> Sweep<'a> {
         max: __m256i,
     ) -> usize {
         let mut found = None;
-        let mut phase = j0 % self.period;
+        let mut phase = j0 % self.runs.period;
         for j in j0..j1 {
             let (v, _, bits) = self.vector::<T>(j, phase);
             phase = self.next_phase(phase);
@@ -220,7 +268,7 @@ impl<'a> Sweep<'a> {
             }
         }
         let byte = found.expect("the block's maximum is one of its elements");
-        byte / T::SIZE / self.stride
+        byte / T::SIZE / self.runs.stride
     }
 }
 
@@ -234,7 +282,6 @@ unsafe fn lanes_of(v: __m256i) -> [u8; VECTOR_BYTES] {
 }
 
 /// The greatest common divisor.
-#[cfg(target_arch = "x86_64")]
 fn gcd(a: usize, b: usize) -> usize {
     if b == 0 {
         a
@@ -278,28 +325,39 @@ mod tests {
         };
         let elements = bytes.len() / T::SIZE;
         for stride in 2..=VECTOR_BYTES / T::SIZE {
-            for len in [1, 100, 333, 2049, 9000] {
+            let shared = StridedRuns::new::<T>(isa, stride).expect("a stride the kernel takes");
+            for len in [1, 2, 20, 40, 100, 333, 2049, 9000] {
                 let span = (len - 1) * stride + 1;
                 if span > elements {
                     continue;
                 }
                 for start in [0, elements - span, (elements - span) / 3] {
                     for last in [false, true] {
-                        let got = if last {
+                        let alone = if last {
                             strided_run_best::<T, true>(isa, bytes, start, len, stride)
                         } else {
                             strided_run_best::<T, false>(isa, bytes, start, len, stride)
                         };
-                        let Some(got) = got else {
-                            let short = span * T::SIZE < MIN_SPAN_BYTES;
-                            assert!(short || T::CAN_NAN, "refused stride {stride} len {len}");
-                            continue;
+                        let with_shared = if last {
+                            shared.best::<T, true>(bytes, start, len)
+                        } else {
+                            shared.best::<T, false>(bytes, start, len)
                         };
                         let want = reference::<T>(bytes, start, len, stride, last);
-                        assert_eq!(
-                            got, want,
-                            "stride {stride} len {len} start {start} last {last}"
-                        );
+                        for (got, min_span) in [
+                            (alone, MIN_SPAN_BYTES),
+                            (with_shared, MIN_SHARED_SPAN_BYTES),
+                        ] {
+                            let Some(got) = got else {
+                                let short = span * T::SIZE < min_span;
+                                assert!(short || T::CAN_NAN, "refused stride {stride} len {len}");
+                                continue;
+                            };
+                            assert_eq!(
+                                got, want,
+                                "stride {stride} len {len} start {start} last {last}"
+                            );
+                        }
                     }
                 }
             }
