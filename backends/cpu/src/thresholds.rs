@@ -186,6 +186,15 @@ pub const ARGMAX_SHORT_TAIL_BYTES: usize = 32;
 /// padding or reduced elements in between, are folded in vectors and ignored).
 pub const ARGMAX_TAIL_GAP_SHORT: usize = 8;
 
+/// ArgMax with the innermost dimension kept: a tail whose neighbouring outputs lie at most this
+/// many bytes apart (a padded innermost dimension of size 1 below it) is folded as the
+/// contiguous range it spans, whatever [`ARGMAX_TAIL_GAP`] says: every line of the range is
+/// read anyway. Folded element by element before, one Zen 4 core, caches flushed (ms): FLOAT16
+/// `[4, 3000, 700, 1]` padded by 4 over axis 0 29.6 → 6.8, INT32 `[1000, 50, 300, 1]` padded by
+/// 3 over axis 1 17.5 → 10.4, UINT8 `[33, 2, 28202, 1, 1]` padded by 7 over axis 1 5.1 → 2.4;
+/// INT64 took the same (seed 25's `[33, 2, 28202, 1, 1]` padded by 5: 7.1 against 7.3).
+pub const ARGMAX_SPANNED_TAIL_MAX_PITCH_BYTES: usize = 64;
+
 /// ArgMax with the innermost dimension kept: as [`ARGMAX_TAIL_GAP_SHORT`] for a tail that is not
 /// short (padding between long rows).
 pub const ARGMAX_TAIL_GAP: usize = 2;

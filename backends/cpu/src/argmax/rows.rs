@@ -45,8 +45,8 @@ use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS,
 use crate::simd::Isa;
 use crate::thresholds::{
     ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES, ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES,
-    ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP,
-    ARGMAX_TAIL_GAP_SHORT,
+    ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPANNED_TAIL_MAX_PITCH_BYTES, ARGMAX_SPLIT_FACTOR,
+    ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP, ARGMAX_TAIL_GAP_SHORT,
 };
 use std::ops::Range;
 
@@ -806,8 +806,12 @@ impl Tail {
         let mut count = tail.size;
         let mut span = (tail.size - 1) * tail.stride + 1;
         let mut left = outer.len();
-        // A tail too sparse on its own spans nothing (and keeps every outer dimension).
-        let dense = span <= gap * count;
+        // A tail too sparse on its own spans nothing (and keeps every outer dimension), unless
+        // its elements lie within a cache line of each other: then every line of its span is
+        // read anyway, and the vector fold over the span beats an exact fold element by
+        // element ([`ARGMAX_SPANNED_TAIL_MAX_PITCH_BYTES`]).
+        let dense =
+            span <= gap * count || tail.stride * T::SIZE <= ARGMAX_SPANNED_TAIL_MAX_PITCH_BYTES;
         let long = |count: usize| count * T::SIZE >= ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES;
         let mut units_first = false;
         while dense && left > 0 {

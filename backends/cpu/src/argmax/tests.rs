@@ -1461,6 +1461,61 @@ fn a_dense_range_searches_each_run_for_its_first_or_last_holder_only() {
 }
 
 #[test]
+fn element_strided_tails_are_folded_as_the_range_they_span_and_match_the_reference() {
+    // A padded innermost dimension of size 1 leaves the tail's outputs `1 + pad` elements
+    // apart, at most a line: the fold covers the whole range and ignores the padding's lanes.
+    let mut rng = Rng(4242);
+    for data_type in ALL_TYPES {
+        for pad in [1, 3, 7] {
+            let sizes = [3u32, 4, 300, 1];
+            let input = laid_out(
+                data_type,
+                &sizes,
+                &[0, 1, 2, 3],
+                &[0, 0, 0, pad],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[1], &format!("strided tail, padded by {pad}"));
+            check_all(
+                &input,
+                &[0, 1],
+                &format!("strided tail over two axes, padded by {pad}"),
+            );
+        }
+    }
+    // NaNs in the padding only: the vector fold meets them, the exact fold takes over, and
+    // the results are the run elements' alone.
+    let pad = 3usize;
+    let (outer, rows, tail) = (2usize, 5usize, 200usize);
+    let strides = [
+        (rows * tail * (1 + pad)) as u32,
+        (tail * (1 + pad)) as u32,
+        (1 + pad) as u32,
+        1,
+    ];
+    let desc = TensorDesc::with_strides(
+        DataType::Float32,
+        &[outer as u32, rows as u32, tail as u32, 1],
+        Some(&strides),
+    )
+    .unwrap();
+    let len = desc.total_tensor_size_in_bytes as usize / 4;
+    let values: Vec<f32> = (0..len)
+        .map(|i| {
+            if i % (1 + pad) == 0 {
+                (i * 7919 % 13) as f32
+            } else {
+                f32::NAN
+            }
+        })
+        .collect();
+    let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let input = Tensor::from_bytes(desc, bytes).unwrap();
+    check_all(&input, &[1], "strided tail, NaN padding");
+}
+
+#[test]
 fn element_strided_runs_are_swept_in_vectors_and_match_the_reference() {
     // The innermost dimension is padded: each output's elements lie a few apart, the span
     // swept a vector at a time with the other lanes ignored. Whole-tensor, one run per output
