@@ -418,11 +418,26 @@ impl<'a, O: FromIndex> Outputs<'a, O> {
                 let whole_lines = c >= head;
                 let mask = u16::MAX >> (16 - count);
                 let at = src.add(c * width);
-                // Sixteen numbers as 32-bit lanes.
+                // Sixteen numbers as 32-bit lanes: a plain load where `lanes` holds sixteen
+                // from here (the numbers past `n` are not stored). A masked load waited for
+                // the stores that had just written the lanes: ArgMax INT64 `[207, 7, 111, 3,
+                // 6]` over axis 3, six numbers a call, 2.84 against 2.01 ms.
+                let whole = (c + 16) * width <= lanes.len();
                 let v = match width {
+                    1 if whole => _mm512_cvtepu8_epi32(_mm_loadu_si128(at.cast())),
                     1 => _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, at.cast())),
+                    2 if whole => _mm512_cvtepu16_epi32(_mm256_loadu_si256(at.cast())),
                     2 => _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, at.cast())),
+                    4 if whole => _mm512_loadu_si512(at.cast()),
                     4 => _mm512_maskz_loadu_epi32(mask, at.cast()),
+                    _ if whole => {
+                        let low = _mm512_loadu_si512(at.cast());
+                        let high = _mm512_loadu_si512(at.add(64).cast());
+                        _mm512_inserti64x4::<1>(
+                            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(low)),
+                            _mm512_cvtepi64_epi32(high),
+                        )
+                    }
                     _ => {
                         let low = _mm512_maskz_loadu_epi64(mask as u8, at.cast());
                         let high = _mm512_maskz_loadu_epi64((mask >> 8) as u8, at.add(64).cast());

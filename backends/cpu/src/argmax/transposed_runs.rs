@@ -619,7 +619,10 @@ pub(super) unsafe fn widen<T: Lanes>(at: __m512i, out: &mut [u32; 64]) {
             _mm512_storeu_si512(out.add(16).cast(), high);
         }
         4 => _mm512_storeu_si512(out.cast(), at),
-        _ => _mm256_storeu_si256(out.cast(), _mm512_cvtepi64_epi32(at)),
+        _ => _mm512_storeu_si512(
+            out.cast(),
+            _mm512_zextsi256_si512(_mm512_cvtepi64_epi32(at)),
+        ),
     }
 }
 
