@@ -241,12 +241,12 @@ impl Job<'_> {
             (at.offset + first, lanes, at.slot, t0, count)
         };
         // With AVX-512, the direct results of a tail of consecutive slots over one reduced
-        // dimension (row `r`'s index is the first row's plus `r` steps) are stored as vectors.
+        // dimension (row `r`'s index is the first row's plus `r` steps) are stored as vectors,
+        // a spanned tail's a segment of its inner dimension at a time.
         #[cfg(target_arch = "x86_64")]
-        let vector_step =
-            (self.isa == Isa::Avx512 && !tail.is_spanned() && tail.dims[0].slot_stride == 1)
-                .then(|| even_index_step(&plan.reduced))
-                .flatten();
+        let vector_step = (self.isa == Isa::Avx512 && tail.segments().is_some())
+            .then(|| even_index_step(&plan.reduced))
+            .flatten();
         if !parallel || items >= factor {
             let per_task = items_per_task(items, per_item);
             let tasks = items.div_ceil(per_task);
@@ -258,19 +258,17 @@ impl Job<'_> {
                     #[cfg(target_arch = "x86_64")]
                     if let (true, Some(step)) = (state.direct, vector_step) {
                         // Rows listed from the first one, one step apart.
-                        let first = state.rows[0].1 as usize;
-                        let lanes = (state.scratch.rows_lanes(), T::SIZE, count);
-                        // SAFETY: each item's outputs are distinct slots, written by the one
-                        // task that reduces the item; `Isa::Avx512` is only chosen when the CPU
-                        // has AVX-512 F and BW.
-                        unsafe {
-                            outputs.store_scaled_avx512(
-                                slot + t0,
-                                lanes,
-                                step,
-                                self.finish::<LAST>(first),
-                            )
-                        };
+                        let offset = self.finish::<LAST>(state.rows[0].1 as usize);
+                        let numbers = state.scratch.rows_lanes();
+                        tail.for_segments(t0, count, |lane, lane_slot, n| {
+                            let lanes = (&numbers[lane * T::SIZE..], T::SIZE, n);
+                            // SAFETY: each item's outputs are distinct slots, written by the
+                            // one task that reduces the item; `Isa::Avx512` is only chosen when
+                            // the CPU has AVX-512 F and BW.
+                            unsafe {
+                                outputs.store_scaled_avx512(slot + lane_slot, lanes, step, offset)
+                            };
+                        });
                         continue;
                     }
                     // The result's two homes, each with its own loop (with few rows per
@@ -887,6 +885,41 @@ impl Tail {
             .next()
             .unwrap_or_default();
         (first.offset, last.offset - first.offset + 1)
+    }
+
+    /// The tail's inner dimension when its outputs come in segments of consecutive lanes and
+    /// consecutive slots ([`Self::for_segments`]): a tail not spanned whose slots are
+    /// consecutive, or a spanned one of two dimensions whose inner one is contiguous.
+    fn segments(&self) -> Option<Dim> {
+        match self.dims[..] {
+            [one] if !self.is_spanned() && one.slot_stride == 1 => Some(one),
+            [_, inner] if inner.stride == 1 && inner.slot_stride == 1 => Some(inner),
+            _ => None,
+        }
+    }
+
+    /// Calls `f(lane, slot, n)` for each segment of the tail's outputs `t0..t0 + count` that
+    /// [`Self::segments`] allows: `n` outputs from lane `lane` (from the first of
+    /// [`Self::lanes`]) and output slot `slot` (relative to its unit's) on.
+    ///
+    /// # Panics
+    /// If the tail has no such segments.
+    #[inline]
+    fn for_segments(&self, t0: usize, count: usize, mut f: impl FnMut(usize, usize, usize)) {
+        let inner = self.segments().expect("a tail of segments");
+        let [outer, _] = self.dims[..] else {
+            f(0, t0, count);
+            return;
+        };
+        let (mut c, mut i) = (t0 / inner.size, t0 % inner.size);
+        let first = c * outer.stride + i;
+        let mut left = count;
+        while left > 0 {
+            let n = (inner.size - i).min(left);
+            f(c * outer.stride + i - first, c * outer.slot_stride + i, n);
+            left -= n;
+            (c, i) = (c + 1, 0);
+        }
     }
 
     /// Calls `f(lane, slot)` for the tail's outputs `t0..t0 + count`, with each one's lane
