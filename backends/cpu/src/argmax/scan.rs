@@ -86,8 +86,10 @@ impl<K: Ord + Copy + Default> State<K> {
     }
 }
 
-/// Elements holding an output's maximum whose indices [`Job::scan_dense`] computes one by
-/// one, at most (then the output is reduced run by run).
+/// Holders of an output's maximum whose indices one piece of [`Job::scan_dense`] computes one
+/// by one (one per run at most), at most; past it every piece of the output stops and the
+/// output is reduced by [`Job::dense_tied`]. With the pieces stopping together, 4096 per
+/// piece became 1024: a permuted UINT8 `[2, 6, 619, 1333]` over every axis 0.543 → 0.375 ms.
 const DENSE_MAX_TIES: usize = 1 << 10;
 
 /// [`Job::dense_tied`] walks a dense range in index order this many elements at a time (back
