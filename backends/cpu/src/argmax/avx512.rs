@@ -1122,7 +1122,7 @@ unsafe fn locate_in_block<T: Lanes, const LAST: bool>(
 ///
 /// # Safety
 /// The CPU must support AVX-512 F and BW; each row's `values.len()` bytes must lie inside
-/// `data`; `rows_of` as long as `values`, at least 64 bytes; at most `CHUNK_ROWS` rows.
+/// `data`; `rows_of` as long as `values`, at least 64 bytes; from one to `CHUNK_ROWS` rows.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) unsafe fn fold_rows_avx512<T: Lanes, const LAST: bool, const INTO_L1: bool>(

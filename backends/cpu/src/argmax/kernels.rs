@@ -616,7 +616,7 @@ fn take_improved_portable<T: Lanes>(rows_of: &[u8], rows: &[Row], index: &mut [u
 ///
 /// # Safety
 /// The CPU must support AVX2; each row's `values.len()` bytes must lie inside `data`;
-/// `rows_of` as long as `values`, at least 32 bytes; at most [`CHUNK_ROWS`] rows.
+/// `rows_of` as long as `values`, at least 32 bytes; from one to [`CHUNK_ROWS`] rows.
 #[cfg(target_arch = "x86_64")]
 unsafe fn fold_rows_wide<T: Lanes, const LAST: bool>(
     isa: Isa,
@@ -1634,7 +1634,8 @@ unsafe fn fold_rows_narrow_avx2<T: Lanes, const LAST: bool>(
 /// # Safety
 /// The CPU must support `W`'s instructions (this is inlined into such functions only); each
 /// row's `values.len()` bytes must lie inside `data`; `rows_of` as long as `values`, at least
-/// `W::BYTES`; at most [`CHUNK_ROWS`] rows.
+/// `W::BYTES`; at least one row (the first group writes the start of every vector) and at
+/// most [`CHUNK_ROWS`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) unsafe fn fold_rows_body<
@@ -1649,6 +1650,7 @@ pub(crate) unsafe fn fold_rows_body<
     rows_of: &mut [u8],
     start: FoldStart,
 ) -> bool {
+    debug_assert!(!rows.is_empty(), "fold_rows_body: no rows");
     let bytes = values.len();
     let vectors = bytes.div_ceil(W::BYTES);
     // Vector j covers bytes at(j) .. at(j) + W::BYTES <= bytes; the last one may overlap the
