@@ -326,10 +326,14 @@ impl Job<'_> {
         if let Some(strided) = StridedRuns::new::<T>(self.isa, run.stride) {
             // Element-strided runs: the phase tables built once for the task's runs.
             for unit in Walk::new(unit_dims, first, count) {
-                let p = match strided.best::<T, LAST>(self.data, unit.offset, run.size) {
-                    Some((_, p)) => p,
-                    None => self.run_position::<T, LAST, P>(unit.offset, run),
-                };
+                // A run the shared sweep refused goes straight to the exact loop: through
+                // `run_position` it would be swept again first.
+                let best = strided
+                    .best::<T, LAST>(self.data, unit.offset, run.size)
+                    .or_else(|| {
+                        exact_run_best::<T, LAST>(self.data, unit.offset, run.size, run.stride)
+                    });
+                let p = best.map_or(0, |(_, p)| p);
                 // SAFETY: the task's outputs are its own.
                 unsafe { outputs.set(unit.slot, self.finish::<LAST>(p * run.index_stride)) };
             }
@@ -1031,11 +1035,23 @@ pub(super) fn run_best<T: Lanes, const LAST: bool>(
     len: usize,
     stride: usize,
 ) -> Option<(T::Key, usize)> {
-    if len == 0 {
-        return None;
-    }
     if let Some(best) = strided_run_best::<T, LAST>(isa, data, start, len, stride) {
         return Some(best);
+    }
+    exact_run_best::<T, LAST>(data, start, len, stride)
+}
+
+/// [`run_best`] without the vector sweep: the best so far in registers, each element a load,
+/// its key and a compare. For a run the sweep refused (too short, or a NaN met).
+#[inline(always)]
+fn exact_run_best<T: Lanes, const LAST: bool>(
+    data: &[u8],
+    start: usize,
+    len: usize,
+    stride: usize,
+) -> Option<(T::Key, usize)> {
+    if len == 0 {
+        return None;
     }
     let run = &data[start * T::SIZE..];
     // A zero stride (a broadcast run) reads the same element `len` times.
