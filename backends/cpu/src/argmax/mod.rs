@@ -31,6 +31,8 @@ mod plan;
 mod rows;
 mod run_lanes;
 mod scan;
+#[cfg(target_arch = "x86_64")]
+mod segment_tree;
 mod strided_run;
 #[cfg(test)]
 mod tests;

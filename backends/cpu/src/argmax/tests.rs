@@ -2126,31 +2126,33 @@ fn outputs_of_several_mebibytes_are_streamed_and_match_the_reference() {
     }
 }
 
+/// The bytes of `data_type`'s lowest value (the padding of the tournament and the segments).
+fn lowest_bytes(data_type: DataType) -> Vec<u8> {
+    let size = data_type.size_in_bytes();
+    match data_type {
+        DataType::Float64 => f64::NEG_INFINITY.to_le_bytes().to_vec(),
+        DataType::Float32 => f32::NEG_INFINITY.to_le_bytes().to_vec(),
+        DataType::Float16 => f16::NEG_INFINITY.to_bits().to_le_bytes().to_vec(),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+            let mut min = vec![0u8; size];
+            min[size - 1] = 0x80;
+            min
+        }
+        _ => vec![0u8; size],
+    }
+}
+
 #[test]
 fn tournament_padding_loses_every_tie_to_a_run_of_the_lowest_value() {
     // Runs of the type's lowest value (the tournament's padding), one element raised in
     // every third run: the first maximum or, with DECREASING, the last, never a padding lane.
-    let lowest = |data_type: DataType| -> Vec<u8> {
-        let size = data_type.size_in_bytes();
-        match data_type {
-            DataType::Float64 => f64::NEG_INFINITY.to_le_bytes().to_vec(),
-            DataType::Float32 => f32::NEG_INFINITY.to_le_bytes().to_vec(),
-            DataType::Float16 => f16::NEG_INFINITY.to_bits().to_le_bytes().to_vec(),
-            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
-                let mut min = vec![0u8; size];
-                min[size - 1] = 0x80;
-                min
-            }
-            _ => vec![0u8; size],
-        }
-    };
     on_threads(1, || {
         for data_type in ALL_TYPES {
             let size = data_type.size_in_bytes();
             for run_bytes in [36, 100, 200] {
                 let len = run_bytes / size;
                 let rows = rows_for_tasks_of_groups(64 / size as u32)[2] as usize;
-                let mut data = lowest(data_type).repeat(rows * len);
+                let mut data = lowest_bytes(data_type).repeat(rows * len);
                 for row in (0..rows).step_by(3) {
                     // The number 1 (a tiny FLOAT16/32/64), above the lowest value of every type.
                     let at = (row * len + row % len) * size;
@@ -2202,4 +2204,79 @@ fn short_runs_at_a_constant_pitch_are_transposed_a_group_at_a_time_and_match_the
             }
         });
     }
+}
+
+#[test]
+fn short_runs_sharing_a_vector_are_reduced_in_segments_and_match_the_reference() {
+    // `[rows, L]` over axis 1 with two to four runs to a vector (`segment_tree` under AVX-512
+    // where its segments have 8 lanes or more, 16 when the runs are permuted into them):
+    // runs filling their segments or shorter, packed or padded (fewer runs then fit a
+    // vector), in tasks of fewer runs than a group, exactly one, and groups with a tail.
+    // Tie-heavy floats hold NaNs, which send their groups run by run; FLOAT32 and FLOAT16
+    // runs without NaN, and runs of the lowest value with one element raised (the padding
+    // lanes hold the lowest key, so a tie with them must lose, with DECREASING too).
+    let mut rng = Rng(1905);
+    on_threads(1, || {
+        for (t, data_type) in ALL_TYPES.iter().copied().enumerate() {
+            let lanes = 64 / data_type.size_in_bytes() as u32;
+            let mut lens = vec![
+                lanes / 8 + 1,
+                lanes / 4 - 1,
+                lanes / 4,
+                lanes / 2 - 1,
+                lanes / 2,
+            ];
+            lens.retain(|&len| len >= 2);
+            lens.dedup();
+            for len in lens {
+                for pad in [0u32, 1, 3, lanes / 4] {
+                    for rows in rows_for_tasks_of_groups(lanes) {
+                        let input =
+                            laid_out(data_type, &[rows, len], &[0, 1], &[0, pad], &[], &mut rng);
+                        let what = format!("segments [{rows}, {len}] pad {pad} #{t}");
+                        check_all(&input, &[1], &what);
+                    }
+                }
+            }
+        }
+        let rows = rows_for_tasks_of_groups(32)[2];
+        for (len, pad) in [(8u32, 0u32), (16, 0), (12, 0), (9, 7), (16, 1)] {
+            let pitch = len + pad;
+            let values: Vec<f32> = (0..(rows - 1) * pitch + len)
+                .map(|_| rng.below(7) as f32 - 3.0)
+                .collect();
+            let halves: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
+            let strides = [pitch, 1];
+            let what = format!("segments without NaN [{rows}, {len}] pad {pad}");
+            check_all(&strided(&[rows, len], Some(&strides), &values), &[1], &what);
+            check_all(&strided(&[rows, len], Some(&strides), &halves), &[1], &what);
+        }
+        for data_type in ALL_TYPES {
+            let lanes = 64 / data_type.size_in_bytes();
+            let rows = rows_for_tasks_of_groups(lanes as u32)[2] as usize;
+            let len = lanes / 2 - 1;
+            if len < 2 {
+                continue;
+            }
+            // Padded by one, so that the runs lie in their segments short of a lane.
+            let pitch = len + 1;
+            let mut data = lowest_bytes(data_type).repeat(rows * pitch);
+            let size = data_type.size_in_bytes();
+            for row in (0..rows).step_by(3) {
+                // The number 1 (a tiny FLOAT16/32/64), above the lowest value of every type.
+                let at = (row * pitch + row % len) * size;
+                data[at..at + size].fill(0);
+                data[at] = 1;
+            }
+            let (sizes, strides) = ([rows as u32, len as u32], [pitch as u32, 1]);
+            let desc = TensorDesc::with_strides(data_type, &sizes, Some(&strides)).unwrap();
+            data.truncate(desc.total_tensor_size_in_bytes as usize);
+            let input = Tensor::from_bytes(desc, data).unwrap();
+            check_all(
+                &input,
+                &[1],
+                &format!("segments of the lowest {data_type:?}"),
+            );
+        }
+    });
 }

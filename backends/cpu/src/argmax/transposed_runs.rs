@@ -25,7 +25,9 @@
 //! item.
 //!
 //! Runs at a wider pitch, up to [`ARGMAX_TOURNAMENT_MAX_RUN_BYTES`], are read whole instead
-//! and a group of them reduced by a knockout tournament ([`super::tournament`]); the groups,
+//! and a group of them reduced by a knockout tournament ([`super::tournament`]). Runs that
+//! share a vector two to four at a time, in segments of eight lanes or more, are reduced in
+//! their segments by a butterfly ([`super::segment_tree`]), whatever the pitch. The groups,
 //! the fallback and the stores are this module's.
 //!
 //! A group holding a FLOAT32 or FLOAT64 NaN, which the compare domain does not order, is
@@ -36,6 +38,7 @@ use super::avx512::Avx512Prims;
 use super::kernels::Prims;
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan, Walk};
+use super::segment_tree::{self, SegmentTree};
 use super::tournament::{Field, Tournament};
 use super::{items_per_task, Job, Outputs};
 use crate::element::FromIndex;
@@ -84,6 +87,9 @@ enum Kernel {
     Permutes(Steps),
     /// Runs at a wider pitch, each read whole ([`Tournament`]).
     Tournament(Tournament),
+    /// Runs of at most a vector, several to a vector, each in a segment of lanes
+    /// ([`SegmentTree`]).
+    Segments(SegmentTree),
 }
 
 /// A [`Kernel`] ready for a task's groups.
@@ -92,6 +98,7 @@ enum Kernel {
 enum TaskKernel<'a> {
     Permutes(&'a Steps, GroupPositions),
     Tournament(Field),
+    Segments(&'a SegmentTree, segment_tree::GroupPositions),
 }
 
 impl Transposed {
@@ -106,7 +113,9 @@ impl Transposed {
         if !Transposed::fits::<T>(unit, run, isa) {
             return None;
         }
-        let kernel = if unit.stride * T::SIZE <= Transposed::max_permute_pitch_bytes::<T>() {
+        let kernel = if let Some(tree) = SegmentTree::new::<T>(run.size, unit.stride) {
+            Kernel::Segments(tree)
+        } else if unit.stride * T::SIZE <= Transposed::max_permute_pitch_bytes::<T>() {
             Kernel::Permutes(Steps::new(64 / T::SIZE, unit.stride, run.size, 1))
         } else {
             Kernel::Tournament(Tournament::new::<T>(run.size))
@@ -295,6 +304,10 @@ impl Transposed {
                 TaskKernel::Tournament(unsafe { t.field::<T, LAST>() }),
                 t.group_bytes::<T>(self.pitch),
             ),
+            Kernel::Segments(tree) => (
+                TaskKernel::Segments(tree, tree.kernel::<T, LAST>()),
+                tree.group_bytes::<T>(),
+            ),
         };
         let end = first + count;
         let mut unit = first;
@@ -360,6 +373,7 @@ impl Transposed {
                             self.pitch * T::SIZE,
                             &mut positions,
                         ),
+                        TaskKernel::Segments(tree, kernel) => kernel(group, tree, &mut positions),
                     }
                 };
             let last = if whole { unit + per_group } else { end };
@@ -728,31 +742,40 @@ mod tests {
     }
 
     #[test]
-    fn pitches_over_32_bytes_play_a_tournament_up_to_its_longest_run() {
-        // Some(true) for the tournament, Some(false) for the permutes.
-        fn kernel<T: Lanes>(pitch: usize, len: usize) -> Option<bool> {
+    fn pitches_over_32_bytes_play_a_tournament_and_runs_sharing_a_vector_take_segments() {
+        // The kernel taken, if any.
+        fn kernel<T: Lanes>(pitch: usize, len: usize) -> Option<&'static str> {
             let units = [dim(100, pitch, false)];
-            Transposed::new::<T>(&units, dim(len, 1, true), Isa::Avx512)
-                .map(|t| matches!(t.kernel, Kernel::Tournament(_)))
+            Transposed::new::<T>(&units, dim(len, 1, true), Isa::Avx512).map(|t| match t.kernel {
+                Kernel::Permutes(_) => "permutes",
+                Kernel::Tournament(_) => "tournament",
+                Kernel::Segments(_) => "segments",
+            })
         }
-        assert_eq!(kernel::<f32>(8, 8), Some(false));
-        assert_eq!(kernel::<f32>(9, 9), Some(true));
-        assert_eq!(kernel::<f32>(40, 2), Some(true));
+        assert_eq!(kernel::<f32>(8, 8), Some("segments"));
+        assert_eq!(kernel::<f32>(6, 6), Some("permutes"));
+        assert_eq!(kernel::<f32>(9, 9), Some("tournament"));
+        assert_eq!(kernel::<f32>(40, 2), Some("tournament"));
         // FLOAT32 and FLOAT64 watch for NaNs: two vectors; other types four.
-        assert_eq!(kernel::<f32>(40, 32), Some(true));
+        assert_eq!(kernel::<f32>(40, 32), Some("tournament"));
         assert_eq!(kernel::<f32>(40, 33), None);
-        assert_eq!(kernel::<f64>(20, 16), Some(true));
+        assert_eq!(kernel::<f64>(20, 16), Some("tournament"));
         assert_eq!(kernel::<f64>(20, 17), None);
-        assert_eq!(kernel::<i32>(80, 64), Some(true));
+        assert_eq!(kernel::<i32>(80, 64), Some("tournament"));
         assert_eq!(kernel::<i32>(80, 65), None);
-        assert_eq!(kernel::<f16>(17, 17), Some(true));
-        assert_eq!(kernel::<f16>(16, 16), Some(false));
-        assert_eq!(kernel::<f16>(200, 128), Some(true));
+        assert_eq!(kernel::<f16>(17, 17), Some("tournament"));
+        assert_eq!(kernel::<f16>(16, 16), Some("segments"));
+        assert_eq!(kernel::<f16>(12, 12), Some("segments"));
+        assert_eq!(kernel::<f16>(6, 6), Some("permutes"));
+        assert_eq!(kernel::<f16>(200, 128), Some("tournament"));
         assert_eq!(kernel::<f16>(200, 129), None);
         if has_avx512_vbmi() {
-            assert_eq!(kernel::<u8>(16, 16), Some(false));
-            assert_eq!(kernel::<u8>(17, 17), Some(true));
-            assert_eq!(kernel::<u8>(300, 256), Some(true));
+            assert_eq!(kernel::<u8>(10, 10), Some("permutes"));
+            assert_eq!(kernel::<u8>(16, 16), Some("segments"));
+            assert_eq!(kernel::<u8>(32, 32), Some("segments"));
+            assert_eq!(kernel::<u8>(17, 17), Some("segments"));
+            assert_eq!(kernel::<u8>(40, 40), Some("tournament"));
+            assert_eq!(kernel::<u8>(300, 256), Some("tournament"));
             assert_eq!(kernel::<u8>(300, 257), None);
         }
     }
