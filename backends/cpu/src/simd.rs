@@ -76,6 +76,19 @@ pub(crate) fn has_avx512_vbmi() -> bool {
     }
 }
 
+/// True when the CPU has AVX-512 VBMI2 (compresses of 8- and 16-bit lanes), which ArgMax's
+/// segments of 1- and 2-byte elements take their positions with (besides VBMI).
+pub(crate) fn has_avx512_vbmi2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512vbmi2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// True when the CPU has the AVX-512 subsets the kernels use (F and BW).
 #[cfg(target_arch = "x86_64")]
 fn cpu_has_avx512() -> bool {
