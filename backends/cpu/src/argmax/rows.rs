@@ -45,8 +45,9 @@ use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS,
 use crate::simd::Isa;
 use crate::thresholds::{
     ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES, ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES,
-    ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPANNED_TAIL_MAX_PITCH_BYTES, ARGMAX_SPLIT_FACTOR,
-    ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP, ARGMAX_TAIL_GAP_SHORT,
+    ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPANNED_SEGMENT_MIN_OUTPUTS,
+    ARGMAX_SPANNED_TAIL_MAX_PITCH_BYTES, ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP,
+    ARGMAX_TAIL_GAP_SHORT,
 };
 use std::ops::Range;
 
@@ -889,11 +890,18 @@ impl Tail {
 
     /// The tail's inner dimension when its outputs come in segments of consecutive lanes and
     /// consecutive slots ([`Self::for_segments`]): a tail not spanned whose slots are
-    /// consecutive, or a spanned one of two dimensions whose inner one is contiguous.
+    /// consecutive, or a spanned one of two dimensions whose inner one is contiguous and holds
+    /// at least [`ARGMAX_SPANNED_SEGMENT_MIN_OUTPUTS`].
     fn segments(&self) -> Option<Dim> {
         match self.dims[..] {
             [one] if !self.is_spanned() && one.slot_stride == 1 => Some(one),
-            [_, inner] if inner.stride == 1 && inner.slot_stride == 1 => Some(inner),
+            [_, inner]
+                if inner.stride == 1
+                    && inner.slot_stride == 1
+                    && inner.size >= ARGMAX_SPANNED_SEGMENT_MIN_OUTPUTS =>
+            {
+                Some(inner)
+            }
             _ => None,
         }
     }

@@ -2280,3 +2280,31 @@ fn short_runs_sharing_a_vector_are_reduced_in_segments_and_match_the_reference()
         }
     });
 }
+
+#[test]
+fn spanned_tails_of_short_and_long_segments_match_the_reference() {
+    // `[3, 50, k]` padded after `k`, over axis 0: a tail spanned over rows of `k` outputs, whose
+    // results go out a segment of `k` at a time as vectors from
+    // `ARGMAX_SPANNED_SEGMENT_MIN_OUTPUTS` on and one at a time below, around that bound.
+    let mut rng = Rng(1517);
+    let bound = crate::thresholds::ARGMAX_SPANNED_SEGMENT_MIN_OUTPUTS as u32;
+    for data_type in ALL_TYPES {
+        for k in [2, bound - 1, bound, bound + 1, 13] {
+            for pad in [1u32, 3] {
+                let input = laid_out(
+                    data_type,
+                    &[3, 50, k],
+                    &[0, 1, 2],
+                    &[0, 0, pad],
+                    &[],
+                    &mut rng,
+                );
+                check_all(
+                    &input,
+                    &[0],
+                    &format!("spanned segments of {k}, padded by {pad}"),
+                );
+            }
+        }
+    }
+}
