@@ -12,7 +12,9 @@
 //! single-cycle instructions for every run of the vector.
 //!
 //! Runs read at a pitch other than `P` are moved into their segments by one permute per vector,
-//! the lanes past a run set to the lowest key (and left out of the compare). A vector holding a
+//! the lanes past a run set to the lowest key (and left out of the compare). Where compresses
+//! are cheap, the first holders' places are compressed out of a vector instead of taken run by
+//! run from the mask (see [`MIN_COMPRESSED_RUNS_OF_2_BYTES`]). A vector holding a
 //! FLOAT32 or FLOAT64 NaN, which the compare domain does not order, sends its group to the
 //! caller's per-output kernel.
 
@@ -82,8 +84,9 @@ pub(super) type GroupPositions = unsafe fn(*const u8, &SegmentTree, &mut [u32; 6
 impl SegmentTree {
     /// The tree for runs of `len` elements of `T` `pitch` elements apart (at least `len`), or
     /// None where it is not the faster kernel: a run must fit a vector, with two to
-    /// [`MAX_RUNS`] runs to a vector in segments of [`MIN_SEGMENT_LANES`] lanes or more
-    /// ([`MIN_PERMUTED_SEGMENT_LANES`] when the runs are permuted into them).
+    /// [`MAX_RUNS`] runs to a vector in segments of [`MIN_SEGMENT_LANES`] lanes or more; runs
+    /// permuted into their segments (a pitch other than the segment's) need segments of
+    /// [`MIN_PERMUTED_SEGMENT_LANES`] and runs of [`MIN_PERMUTED_RUN_BYTES`].
     pub(super) fn new<T: Lanes>(len: usize, pitch: usize) -> Option<SegmentTree> {
         let lanes = 64 / T::SIZE;
         if len < 2 || len > lanes || pitch < len {
@@ -95,7 +98,7 @@ impl SegmentTree {
         }
         // Segments fill the vector, so that the runs per vector follow from their width.
         let segment = lanes / runs;
-        let in_place = runs == 1 || pitch == segment;
+        let in_place = pitch == segment;
         if !(2..=MAX_RUNS).contains(&runs)
             || segment < MIN_SEGMENT_LANES
             || (!in_place
@@ -133,7 +136,10 @@ impl SegmentTree {
         (lanes - self.runs) * self.pitch * T::SIZE + 64
     }
 
-    /// The group kernel for `T`, `LAST`, this tree's segment width and loads.
+    /// The group kernel for `T`, `LAST`, this tree's segment width and loads, and how the
+    /// positions leave the mask: compressed for 32- and 64-bit lanes, and for 16-bit lanes with
+    /// [`MIN_COMPRESSED_RUNS_OF_2_BYTES`] runs to a vector on a CPU with VBMI2; run by run
+    /// otherwise.
     pub(super) fn kernel<T: Lanes, const LAST: bool>(&self) -> GroupPositions {
         macro_rules! by_segment {
             ($kernel:ident, $in_place:literal, $compress:literal) => {
