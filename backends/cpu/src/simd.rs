@@ -77,7 +77,7 @@ pub(crate) fn has_avx512_vbmi() -> bool {
 }
 
 /// True when the CPU has AVX-512 VBMI2 (compresses of 8- and 16-bit lanes), which ArgMax's
-/// segments of 1- and 2-byte elements take their positions with (besides VBMI).
+/// padded short runs and its segments of 2-byte elements need.
 pub(crate) fn has_avx512_vbmi2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {

@@ -12,7 +12,7 @@ use super::kernels::{block_max, locate, Piece};
 use super::lanes::Lanes;
 use super::plan::Dim;
 use super::rows::combine;
-use crate::simd::Isa;
+use crate::simd::{has_avx512_vbmi2, Isa};
 
 /// The widest pitch, in elements, that [`Padded::new`] takes (its mask table has one entry per
 /// element of a pitch).
@@ -52,7 +52,7 @@ impl Padded {
         let [outer, run] = region else {
             return None;
         };
-        let fits = element_size <= 2 && isa == Isa::Avx512 && has_vbmi2();
+        let fits = element_size <= 2 && isa == Isa::Avx512 && has_avx512_vbmi2();
         let shaped = outer.is_reduced()
             && run.is_reduced()
             && run.stride == 1
@@ -161,18 +161,6 @@ impl Padded {
             }
         }
         (at, phase, len)
-    }
-}
-
-/// True when the CPU has AVX-512 VBMI2 (byte and word compresses).
-fn has_vbmi2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512vbmi2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 

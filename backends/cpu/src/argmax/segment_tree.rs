@@ -18,6 +18,7 @@
 //! FLOAT32 or FLOAT64 NaN, which the compare domain does not order, sends its group to the
 //! caller's per-output kernel.
 
+use super::avx512::blend_lanes512;
 use super::lanes::Lanes;
 use super::transposed_runs::set_lane;
 use crate::simd::has_avx512_vbmi2;
@@ -162,8 +163,7 @@ impl SegmentTree {
                 }
             };
         }
-        if T::SIZE == 2 && self.runs >= MIN_COMPRESSED_RUNS_OF_2_BYTES && compresses_16_bit_lanes()
-        {
+        if T::SIZE == 2 && self.runs >= MIN_COMPRESSED_RUNS_OF_2_BYTES && has_avx512_vbmi2() {
             by_load!(group_positions_vbmi2, true)
         } else if T::SIZE == 1 {
             by_load!(group_positions_vbmi, false)
@@ -274,7 +274,7 @@ unsafe fn group_positions_body<
         if !IN_PLACE {
             raw = permute::<T>(indices, raw);
         }
-        let keys = blend_lanes::<T>(valid, lowest, T::domain512(raw));
+        let keys = blend_lanes512::<T>(valid, lowest, T::domain512(raw));
         if T::CAN_NAN {
             nan |= T::nan_mask512(keys);
         }
@@ -334,20 +334,6 @@ unsafe fn widen_low<T: Lanes>(v: __m512i) -> __m512i {
         4 => v,
         _ => _mm512_zextsi256_si512(_mm512_cvtepi64_epi32(v)),
     }
-}
-
-/// Whether the CPU compresses 16-bit lanes (VBMI2).
-fn compresses_16_bit_lanes() -> bool {
-    has_avx512_vbmi2()
-}
-
-/// The lanes of `b` where `mask` (a bit per lane of `T`) is set, those of `a` elsewhere.
-///
-/// # Safety
-/// AVX-512 F and BW.
-#[inline(always)]
-unsafe fn blend_lanes<T: Lanes>(mask: u64, a: __m512i, b: __m512i) -> __m512i {
-    super::avx512::blend_lanes512::<T>(mask, a, b)
 }
 
 /// Defines `unsafe fn $name`: [`group_positions_body`] compiled with the target features
