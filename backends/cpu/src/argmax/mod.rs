@@ -47,7 +47,8 @@ use crate::simd::Isa;
 use crate::strided::{internal, write_packed, Layout, MAX_DIMS};
 use crate::thresholds::{
     ARGMAX_FOLD_LONE_RUN_BYTES, ARGMAX_SHORT_RUNS_BYTES, ARGMAX_SHORT_RUNS_GAP,
-    ARGMAX_SPLIT_FACTOR, ARGMAX_STREAM_MIN_CALL_BYTES, STREAM_MIN_BYTES,
+    ARGMAX_SPLIT_FACTOR, ARGMAX_SPLIT_MAX_LANES, ARGMAX_SPLIT_MIN_ROWS,
+    ARGMAX_STREAM_MIN_CALL_BYTES, STREAM_MIN_BYTES,
 };
 use half::f16;
 use lanes::Lanes;
@@ -237,6 +238,18 @@ impl Job<'_> {
             index
         }
     }
+}
+
+/// Whether a parallel reduction (`parallel`) of `items` items, each `rows` reduced rows of
+/// `lanes` outputs side by side, splits each item's rows across the threads, one item after
+/// another, rather than sharing the items out: only with too few items to share
+/// ([`ARGMAX_SPLIT_FACTOR`] per thread), each long ([`ARGMAX_SPLIT_MIN_ROWS`]) and narrow
+/// ([`ARGMAX_SPLIT_MAX_LANES`]).
+fn splits_items(parallel: bool, items: usize, rows: usize, lanes: usize) -> bool {
+    parallel
+        && items < ARGMAX_SPLIT_FACTOR * threads()
+        && rows >= ARGMAX_SPLIT_MIN_ROWS
+        && lanes <= ARGMAX_SPLIT_MAX_LANES
 }
 
 /// Items per task when `items` items of about `elements_per_item` input elements each are

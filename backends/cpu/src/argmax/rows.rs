@@ -39,7 +39,7 @@ use super::plan::{Dim, Plan, Walk};
 use super::scan::run_best;
 #[cfg(target_arch = "x86_64")]
 use super::transposed_runs::Transposed;
-use super::{items_per_task, Job, Outputs};
+use super::{items_per_task, splits_items, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::Isa;
@@ -248,7 +248,7 @@ impl Job<'_> {
         let vector_step = (self.isa == Isa::Avx512 && tail.segments().is_some())
             .then(|| even_index_step(&plan.reduced))
             .flatten();
-        if !parallel || items >= factor {
+        if !splits_items(parallel, items, q, per_item / q.max(1)) {
             let per_task = items_per_task(items, per_item);
             let tasks = items.div_ceil(per_task);
             let task = |t: usize| {
@@ -661,7 +661,7 @@ impl Job<'_> {
                 unsafe { outputs.set(slot + j * tail.slot_stride, self.finish::<LAST>(index)) };
             }
         };
-        if !parallel || items >= factor {
+        if !splits_items(parallel, items, wide_rows, per_item / wide_rows.max(1)) {
             let per_task = items_per_task(items, per_item);
             let tasks = items.div_ceil(per_task);
             let task = |t: usize| {

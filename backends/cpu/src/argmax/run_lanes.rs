@@ -26,7 +26,7 @@
 use super::lanes::Lanes;
 use super::plan::{Dim, Plan, Shape, Walk};
 use super::rows::{combine, combine_each, RowsState};
-use super::{items_per_task, Job, Outputs};
+use super::{items_per_task, splits_items, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::thresholds::{
@@ -158,7 +158,7 @@ impl Job<'_> {
                 unsafe { outputs.set(slot + at.slot, self.finish::<LAST>(index)) };
             }
         };
-        if !parallel || items >= factor {
+        if !splits_items(parallel, items, q, per_chunk * pitch) {
             let per_task = items_per_task(items, per_item);
             let tasks = items.div_ceil(per_task);
             let task = |t: usize| {

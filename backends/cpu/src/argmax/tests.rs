@@ -1,6 +1,7 @@
 //! ArgMax tests: the documented examples, edge cases, and every path (memory-order plans,
 //! both instruction sets, both sides of each threshold) against a plain reference.
 
+use super::splits_items;
 use crate::simd::Isa;
 use crate::test_tensors::{elements, packed, strided, Scalar};
 use crate::tests::execute;
@@ -736,6 +737,22 @@ fn transposed_and_permuted_large_inputs_match_the_reference() {
     }
 }
 
+#[test]
+fn few_items_split_their_rows_only_when_long_and_narrow() {
+    use crate::thresholds::{ARGMAX_SPLIT_FACTOR, ARGMAX_SPLIT_MAX_LANES, ARGMAX_SPLIT_MIN_ROWS};
+    let (rows, lanes) = (ARGMAX_SPLIT_MIN_ROWS, ARGMAX_SPLIT_MAX_LANES);
+    on_threads(2, || {
+        let few = ARGMAX_SPLIT_FACTOR * 2 - 1;
+        assert!(splits_items(true, few, rows, lanes));
+        assert!(splits_items(true, 1, 1 << 20, 1));
+        // Enough items to share out, a serial call, too few rows, too many lanes.
+        assert!(!splits_items(true, few + 1, rows, lanes));
+        assert!(!splits_items(false, 1, rows, lanes));
+        assert!(!splits_items(true, 1, rows - 1, lanes));
+        assert!(!splits_items(true, 1, rows, lanes + 1));
+    });
+}
+
 /// Runs `f` on a pool of `threads` threads (the thresholds depend on the thread count).
 fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
     rayon::ThreadPoolBuilder::new()
@@ -796,6 +813,12 @@ fn both_sides_of_every_argmax_threshold() {
         }
         // One long reduction of everything (split over the range).
         shapes.push((DataType::Int32, vec![3, 50_001], vec![0, 1]));
+        // Few items of rows around the fewest split and of lanes around the most split.
+        let (rows, lanes) = (ARGMAX_SPLIT_MIN_ROWS as u32, ARGMAX_SPLIT_MAX_LANES as u32);
+        shapes.push((DataType::Uint8, vec![rows - 1, lanes], vec![0]));
+        shapes.push((DataType::Uint8, vec![rows, lanes], vec![0]));
+        shapes.push((DataType::Float32, vec![rows, lanes + 1], vec![0]));
+        shapes.push((DataType::Float16, vec![2, 3, 20_000], vec![0, 1]));
         for (data_type, sizes, axes) in shapes {
             let input = packed_tensor(data_type, &sizes, &mut rng);
             check_all(&input, &axes, "threshold");
