@@ -1090,10 +1090,25 @@ def random_sizes(g: np.random.Generator, rank: int, elements: int) -> list[int]:
     return sizes
 
 
-def sweep_argmax(g: np.random.Generator, k: int, tiny: bool) -> Row:
+def sweep_elements(g: np.random.Generator, size: str, large: tuple[float, float]) -> int:
+    """Elements of a sweep row of size class `size`: tiny (2 to 256), small (2^8 to 2^20, where
+    the per-call costs and a pool's wake-up weigh against the work) or large (2^`large`)."""
+    if size == "tiny":
+        return int(g.integers(2, 257))
+    if size == "small":
+        return int(2 ** g.uniform(8, 20))
+    return int(2 ** g.uniform(*large))
+
+
+def sweep_iterations(size: str) -> int:
+    """Calls timed together for one sample of a row of size class `size`."""
+    return 2000 if size == "tiny" else 1
+
+
+def sweep_argmax(g: np.random.Generator, k: int, size: str) -> Row:
     dtype = np.dtype(SWEEP_ARGMAX_TYPES[g.integers(len(SWEEP_ARGMAX_TYPES))])
     rank = int(g.integers(1, 6))
-    elements = int(g.integers(2, 257)) if tiny else int(2 ** g.uniform(20, 24))
+    elements = sweep_elements(g, size, (20, 24))
     sizes = random_sizes(g, rank, elements)
     layout = ["contiguous", "permuted", "padded"][g.choice(3, p=[0.5, 0.3, 0.2])]
     if rank == 1 and layout == "permuted":
@@ -1116,60 +1131,70 @@ def sweep_argmax(g: np.random.Generator, k: int, tiny: bool) -> Row:
         f"ArgMax {DTYPE_NAMES[dtype]} {list(view.shape)} {layout} axes {','.join(map(str, axes))}"
     )
     return argmax_row(
-        f"sweep_{k}", label, base, view, axes, layout == "contiguous", 2000 if tiny else 1
+        f"sweep_{k}", label, base, view, axes, layout == "contiguous", sweep_iterations(size)
     )
 
 
-def sweep_nonzero(g: np.random.Generator, k: int, tiny: bool) -> Row:
+def sweep_nonzero(g: np.random.Generator, k: int, size: str) -> Row:
     dtype = np.dtype(SWEEP_NONZERO_TYPES[g.integers(len(SWEEP_NONZERO_TYPES))])
     rank = int(g.integers(1, 6))
-    elements = int(g.integers(2, 257)) if tiny else int(2 ** g.uniform(20, 24.5))
+    elements = sweep_elements(g, size, (20, 24.5))
     sizes = random_sizes(g, rank, elements)
     percent = float(g.choice([0.1, 1, 5, 25, 50, 75, 95, 100]))
     a = sparse(dtype, sizes, percent, int(g.integers(1 << 30)))
     label = f"NonZeroCoordinates {DTYPE_NAMES[dtype]} {sizes} {percent:g}% nonzero"
-    return nonzero_row(f"sweep_{k}", label, a, 2000 if tiny else 1)
+    return nonzero_row(f"sweep_{k}", label, a, sweep_iterations(size))
 
 
-def sweep_one_hot(g: np.random.Generator, k: int, tiny: bool) -> Row:
+def sweep_one_hot(g: np.random.Generator, k: int, size: str) -> Row:
     index_type = np.dtype([np.int32, np.int64][g.integers(2)])
     dtype = np.dtype(SWEEP_ONE_HOT_TYPES[g.integers(len(SWEEP_ONE_HOT_TYPES))])
     depth = int(g.choice([1, 2, 3, 7, 16, 33, 64, 100, 1000, 4096]))
-    n = int(g.integers(1, 17)) if tiny else max(1, int(2 ** g.uniform(22, 25)) // depth)
+    if size == "tiny":
+        n = int(g.integers(1, 17))
+    elif size == "small":
+        n = max(1, int(2 ** g.uniform(8, 20)) // depth)
+    else:
+        n = max(1, int(2 ** g.uniform(22, 25)) // depth)
     indices = rng(int(g.integers(1 << 30))).integers(0, depth, size=n, dtype=index_type)
     label = f"OneHot {DTYPE_NAMES[index_type]} -> {DTYPE_NAMES[dtype]}, {n} indices, depth {depth}"
-    return one_hot_row(f"sweep_{k}", label, indices, depth, dtype, 2000 if tiny else 1)
+    return one_hot_row(f"sweep_{k}", label, indices, depth, dtype, sweep_iterations(size))
 
 
 def command_sweep(args) -> int:
     """Random rows (operator, type, rank, sizes, layout, axes, density, depth) from a seed,
-    per core only: ours against the best peer, worst rows first. A check of the class of
-    problem beside the fixed rows of `run`."""
+    per core (`--threads 1`, the default) or on a pool of `--threads` threads (ours and ONNX
+    Runtime; numpy has one): ours against the best peer, worst rows first. A check of the class
+    of problem beside the fixed rows of `run`. With `--small 0` (the default) a seed draws the
+    rows it drew before that option existed."""
     ours = Ours(args.lib)
     g = rng(args.seed)
+    threads = args.threads
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    with cores_for(1):
-        read, write = ours.bandwidth(1, 256 << 20, 3)
+    with cores_for(threads):
+        read, write = ours.bandwidth(threads, 256 << 20, 3)
     makers = [sweep_argmax, sweep_nonzero, sweep_one_hot]
     if args.operator:
         makers = [m for m in makers if args.operator in m.__name__]
     results, mismatched = [], []
     for k in range(args.rows):
         make = makers[int(g.integers(len(makers)))]
-        row = make(g, k, bool(g.random() < args.tiny))
+        draw = g.random()
+        size = "tiny" if draw < args.tiny else "small" if draw < args.tiny + args.small else "large"
+        row = make(g, k, size)
         case = ours.case(row.spec, row.buffers)
         shared = None
         try:
             shared = sharing(row, case)
-            with cores_for(1):
+            with cores_for(threads):
                 entry = run_row(
                     shared,
                     case,
-                    1,
+                    threads,
                     args.reps,
                     log,
-                    lambda: ours.bandwidth(1, 256 << 20, 1),
-                    lambda sample: ours.write_bandwidth_of(1, 256 << 20, 1, sample),
+                    lambda: ours.bandwidth(threads, 256 << 20, 1),
+                    lambda sample: ours.write_bandwidth_of(threads, 256 << 20, 1, sample),
                 )
         finally:
             del shared  # its arrays are views of the case's buffers
@@ -1195,7 +1220,8 @@ def command_sweep(args) -> int:
         gc.collect()
     results.sort(key=lambda r: -r["ratio"])
     print(
-        f"sweep seed {args.seed}: {len(results)} rows, per core; read {read:.1f} GB/s, write {write:.1f} GB/s"
+        f"sweep seed {args.seed}: {len(results)} rows, {'per core' if threads == 1 else f'{threads} threads'};"
+        f" read {read:.1f} GB/s, write {write:.1f} GB/s"
         " at the start (each row's floor: the best bandwidth measured in its own rounds)"
     )
     print("| row | ours ms | best peer ms | ours/best peer | ours/floor |")
@@ -1207,7 +1233,7 @@ def command_sweep(args) -> int:
     print(f"\nours/best peer < 1 on {ahead} of {len(results)} rows; results equal on {len(results) - len(mismatched)} of {len(results)}.")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
-            json.dump({"seed": args.seed, "rows": results}, f, indent=1)
+            json.dump({"seed": args.seed, "threads": threads, "rows": results}, f, indent=1)
     for line in mismatched:
         print(f"CHECK FAILED: {line}", file=sys.stderr)
     return 1 if mismatched else 0
@@ -1227,12 +1253,14 @@ def main() -> int:
     report.add_argument("--markdown", help="write the tables here")
     report.add_argument("--doc", help="replace the generated section of this Markdown file")
     report.add_argument("--json", help="write the merged summary (medians, ratios) here")
-    sweep = sub.add_parser("sweep", help="random rows from a seed, per core, worst first")
+    sweep = sub.add_parser("sweep", help="random rows from a seed, worst first")
     sweep.add_argument("--lib", required=True, help="path of libopconform_bench.so")
     sweep.add_argument("--seed", type=int, default=1, help="seed of the rows drawn")
     sweep.add_argument("--rows", type=int, default=40, help="rows drawn")
     sweep.add_argument("--reps", type=int, default=6, help="interleaved repetitions per row")
     sweep.add_argument("--tiny", type=float, default=0.15, help="share of 1-256-element latency rows")
+    sweep.add_argument("--small", type=float, default=0.0, help="share of 2^8-2^20-element rows")
+    sweep.add_argument("--threads", type=int, default=1, help="threads on each side (1: per core)")
     sweep.add_argument("--operator", help="argmax, nonzero or one_hot only")
     sweep.add_argument("--out", help="write the rows as JSON here")
     args = parser.parse_args()
