@@ -246,14 +246,14 @@ pub const ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES: usize = 4096;
 /// chunk fit the narrowest lanes).
 pub const ARGMAX_CHUNK_ROWS: usize = 256;
 
-/// ArgMax: with fewer than `ARGMAX_SPLIT_FACTOR × threads` outputs (or tail blocks), each
-/// output's reduction may be split across threads instead of the outputs (see
-/// [`ARGMAX_SPLIT_MIN_ROWS`] and [`ARGMAX_SPLIT_MAX_LANES`]).
+/// ArgMax: tasks per thread while there are items for them; in the whole-row scans, with
+/// fewer units than `ARGMAX_SPLIT_FACTOR × threads`, each unit's range is split across
+/// threads instead (outer-axis reductions split an item's rows only with fewer items than
+/// threads: see [`ARGMAX_SPLIT_MIN_ROWS`]).
 pub const ARGMAX_SPLIT_FACTOR: usize = 4;
 
 /// ArgMax: the fewest reduced rows of an item (a block of outputs reduced side by side) whose
-/// rows are split across threads when there are too few items to share out
-/// ([`ARGMAX_SPLIT_FACTOR`]). Each piece of rows is folded by the general walk into a state of
+/// rows are split across threads when there are fewer items than threads. Each piece of rows is folded by the general walk into a state of
 /// its own, then the pieces are combined lane by lane on the calling thread, one item after
 /// another, each item a parallel call: with few rows that cost more than the items left
 /// unsplit. Two threads of one AMD EPYC Zen 4, one process, libraries alternated, caches

@@ -739,14 +739,13 @@ fn transposed_and_permuted_large_inputs_match_the_reference() {
 
 #[test]
 fn few_items_split_their_rows_only_when_long_and_narrow() {
-    use crate::thresholds::{ARGMAX_SPLIT_FACTOR, ARGMAX_SPLIT_MAX_LANES, ARGMAX_SPLIT_MIN_ROWS};
+    use crate::thresholds::{ARGMAX_SPLIT_MAX_LANES, ARGMAX_SPLIT_MIN_ROWS};
     let (rows, lanes) = (ARGMAX_SPLIT_MIN_ROWS, ARGMAX_SPLIT_MAX_LANES);
     on_threads(2, || {
-        let few = ARGMAX_SPLIT_FACTOR * 2 - 1;
-        assert!(splits_items(true, few, rows, lanes));
+        assert!(splits_items(true, 1, rows, lanes));
         assert!(splits_items(true, 1, 1 << 20, 1));
-        // Enough items to share out, a serial call, too few rows, too many lanes.
-        assert!(!splits_items(true, few + 1, rows, lanes));
+        // An item per thread, a serial call, too few rows, too many lanes.
+        assert!(!splits_items(true, 2, rows, lanes));
         assert!(!splits_items(false, 1, rows, lanes));
         assert!(!splits_items(true, 1, rows - 1, lanes));
         assert!(!splits_items(true, 1, rows, lanes + 1));
@@ -819,6 +818,9 @@ fn both_sides_of_every_argmax_threshold() {
         shapes.push((DataType::Uint8, vec![rows, lanes], vec![0]));
         shapes.push((DataType::Float32, vec![rows, lanes + 1], vec![0]));
         shapes.push((DataType::Float16, vec![2, 3, 20_000], vec![0, 1]));
+        // One item (its rows split) and one per thread (shared out).
+        shapes.push((DataType::Float32, vec![1, rows, 1000], vec![1]));
+        shapes.push((DataType::Float32, vec![2, rows, 1000], vec![1]));
         for (data_type, sizes, axes) in shapes {
             let input = packed_tensor(data_type, &sizes, &mut rng);
             check_all(&input, &axes, "threshold");
