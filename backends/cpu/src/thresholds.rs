@@ -249,7 +249,7 @@ pub const ARGMAX_CHUNK_ROWS: usize = 256;
 /// ArgMax: tasks per thread while there are items for them; in the whole-row scans, with
 /// fewer units than `ARGMAX_SPLIT_FACTOR × threads`, each unit's range is split across
 /// threads instead (outer-axis reductions split an item's rows only with fewer items than
-/// threads: see [`ARGMAX_SPLIT_MIN_ROWS`]).
+/// threads: see [`ARGMAX_SPLIT_MIN_ROWS`] and [`ARGMAX_SPLIT_MAX_WIDTH_PER_ROW`]).
 pub const ARGMAX_SPLIT_FACTOR: usize = 4;
 
 /// ArgMax: the fewest reduced rows of an item (a block of outputs reduced side by side) whose
@@ -264,13 +264,16 @@ pub const ARGMAX_SPLIT_FACTOR: usize = 4;
 /// up to twenty times one thread's time.
 pub const ARGMAX_SPLIT_MIN_ROWS: usize = 128;
 
-/// ArgMax: the most outputs of an item whose rows are split across threads (see
-/// [`ARGMAX_SPLIT_MIN_ROWS`]): each piece's state and the combine grow with them. Same machine
-/// and method, split / not: FLOAT32 `[4000, 1000]` over axis 0 0.45 / 0.71, `[1000, 2048]`
-/// 0.30 / 0.37, `[500, 4096]` 0.31 / 0.38, but `[250, 8192]` 0.44 / 0.39; UINT8 `[1000,
-/// 4096]` 0.21 / 0.24, `[500, 8192]` 0.28 / 0.21, `[250, 16384]` 0.48 / 0.20, `[16, 262144]`
-/// 5.9 / 0.27; FLOAT32 `[128, 32768]` 1.50 / 0.49.
-pub const ARGMAX_SPLIT_MAX_LANES: usize = 4096;
+/// ArgMax: an item whose rows are split across threads (see [`ARGMAX_SPLIT_MIN_ROWS`]) is at
+/// most this many times as wide (elements of one of its rows: its outputs side by side and any
+/// gaps between them) as it has rows: each piece's state and the combine grow with the width,
+/// the work with the rows. Same machine and method, split / not: FLOAT32 `[4000, 1000]` over
+/// axis 0 0.45 / 0.71, `[1000, 2048]` 0.30 / 0.37, `[500, 4096]` 0.31 / 0.38, `[4096, 16384]`
+/// 5.4 / 9.5 (round 54's table against a first bound of 4096 elements of width), but
+/// `[250, 8192]` 0.44 / 0.39 and `[128, 32768]` 1.50 / 0.49; UINT8 `[1000, 4096]` 0.21 /
+/// 0.24, but `[500, 8192]` 0.28 / 0.21, `[250, 16384]` 0.48 / 0.20 and `[16, 262144]` 5.9 /
+/// 0.27.
+pub const ARGMAX_SPLIT_MAX_WIDTH_PER_ROW: usize = 10;
 
 /// NonZeroCoordinates on several threads: the least bytes of input per chunk (inputs too
 /// small for [`NONZERO_CHUNKS_PER_WORKER`] chunks of [`NONZERO_READ_AHEAD_BYTES`] per thread

@@ -47,7 +47,7 @@ use crate::simd::Isa;
 use crate::strided::{internal, write_packed, Layout, MAX_DIMS};
 use crate::thresholds::{
     ARGMAX_FOLD_LONE_RUN_BYTES, ARGMAX_SHORT_RUNS_BYTES, ARGMAX_SHORT_RUNS_GAP,
-    ARGMAX_SPLIT_FACTOR, ARGMAX_SPLIT_MAX_LANES, ARGMAX_SPLIT_MIN_ROWS,
+    ARGMAX_SPLIT_FACTOR, ARGMAX_SPLIT_MAX_WIDTH_PER_ROW, ARGMAX_SPLIT_MIN_ROWS,
     ARGMAX_STREAM_MIN_CALL_BYTES, STREAM_MIN_BYTES,
 };
 use half::f16;
@@ -241,18 +241,19 @@ impl Job<'_> {
 }
 
 /// Whether a parallel reduction (`parallel`) of `items` items, each `rows` reduced rows of
-/// `lanes` outputs side by side, splits each item's rows across the threads, one item after
-/// another, rather than sharing the items out: only with fewer items than threads (some
-/// would have none), each long ([`ARGMAX_SPLIT_MIN_ROWS`]) and narrow
-/// ([`ARGMAX_SPLIT_MAX_LANES`]). With as many items as threads, each thread taking whole
+/// `width` elements (the outputs reduced side by side and any gaps between them), splits each
+/// item's rows across the threads, one item after another, rather than sharing the items
+/// out: only with fewer items than threads (some would have none), each long
+/// ([`ARGMAX_SPLIT_MIN_ROWS`]) and not too wide for them ([`ARGMAX_SPLIT_MAX_WIDTH_PER_ROW`]).
+/// With as many items as threads, each thread taking whole
 /// items won: INT64 `[2, 883, 9, 28, 3]` padded by 4 over axis 1 (two items of 883 rows of
 /// 1764 elements) took 0.88 ms on two threads split, 0.69 shared out (ONNX Runtime 0.84;
 /// one AMD EPYC Zen 4, libraries alternated, caches flushed, medians of 11).
-fn splits_items(parallel: bool, items: usize, rows: usize, lanes: usize) -> bool {
+fn splits_items(parallel: bool, items: usize, rows: usize, width: usize) -> bool {
     parallel
         && items < threads()
         && rows >= ARGMAX_SPLIT_MIN_ROWS
-        && lanes <= ARGMAX_SPLIT_MAX_LANES
+        && width <= rows.saturating_mul(ARGMAX_SPLIT_MAX_WIDTH_PER_ROW)
 }
 
 /// Items per task when `items` items of about `elements_per_item` input elements each are

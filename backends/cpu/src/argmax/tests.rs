@@ -739,16 +739,18 @@ fn transposed_and_permuted_large_inputs_match_the_reference() {
 
 #[test]
 fn few_items_split_their_rows_only_when_long_and_narrow() {
-    use crate::thresholds::{ARGMAX_SPLIT_MAX_LANES, ARGMAX_SPLIT_MIN_ROWS};
-    let (rows, lanes) = (ARGMAX_SPLIT_MIN_ROWS, ARGMAX_SPLIT_MAX_LANES);
+    use crate::thresholds::{ARGMAX_SPLIT_MAX_WIDTH_PER_ROW, ARGMAX_SPLIT_MIN_ROWS};
+    let rows = ARGMAX_SPLIT_MIN_ROWS;
+    let widest = rows * ARGMAX_SPLIT_MAX_WIDTH_PER_ROW;
     on_threads(2, || {
-        assert!(splits_items(true, 1, rows, lanes));
+        assert!(splits_items(true, 1, rows, widest));
         assert!(splits_items(true, 1, 1 << 20, 1));
-        // An item per thread, a serial call, too few rows, too many lanes.
-        assert!(!splits_items(true, 2, rows, lanes));
-        assert!(!splits_items(false, 1, rows, lanes));
-        assert!(!splits_items(true, 1, rows - 1, lanes));
-        assert!(!splits_items(true, 1, rows, lanes + 1));
+        assert!(splits_items(true, 1, 4096, 16384));
+        // An item per thread, a serial call, too few rows, too wide for its rows.
+        assert!(!splits_items(true, 2, rows, widest));
+        assert!(!splits_items(false, 1, rows, widest));
+        assert!(!splits_items(true, 1, rows - 1, 1));
+        assert!(!splits_items(true, 1, rows, widest + 1));
     });
 }
 
@@ -812,11 +814,12 @@ fn both_sides_of_every_argmax_threshold() {
         }
         // One long reduction of everything (split over the range).
         shapes.push((DataType::Int32, vec![3, 50_001], vec![0, 1]));
-        // Few items of rows around the fewest split and of lanes around the most split.
-        let (rows, lanes) = (ARGMAX_SPLIT_MIN_ROWS as u32, ARGMAX_SPLIT_MAX_LANES as u32);
-        shapes.push((DataType::Uint8, vec![rows - 1, lanes], vec![0]));
-        shapes.push((DataType::Uint8, vec![rows, lanes], vec![0]));
-        shapes.push((DataType::Float32, vec![rows, lanes + 1], vec![0]));
+        // Few items of rows around the fewest split, and of widths around the most split.
+        let rows = ARGMAX_SPLIT_MIN_ROWS as u32;
+        let widest = rows * ARGMAX_SPLIT_MAX_WIDTH_PER_ROW as u32;
+        shapes.push((DataType::Uint8, vec![rows - 1, 1024], vec![0]));
+        shapes.push((DataType::Uint8, vec![rows, widest], vec![0]));
+        shapes.push((DataType::Float32, vec![rows, widest + 1], vec![0]));
         shapes.push((DataType::Float16, vec![2, 3, 20_000], vec![0, 1]));
         // One item (its rows split) and one per thread (shared out).
         shapes.push((DataType::Float32, vec![1, rows, 1000], vec![1]));
