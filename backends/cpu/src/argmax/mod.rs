@@ -245,10 +245,10 @@ impl Job<'_> {
 /// item's rows across the threads, one item after another, rather than sharing the items
 /// out: only with fewer items than threads (some would have none), each long
 /// ([`ARGMAX_SPLIT_MIN_ROWS`]) and not too wide for them ([`ARGMAX_SPLIT_MAX_WIDTH_PER_ROW`]).
-/// With as many items as threads, each thread taking whole
-/// items won: INT64 `[2, 883, 9, 28, 3]` padded by 4 over axis 1 (two items of 883 rows of
-/// 1764 elements) took 0.88 ms on two threads split, 0.69 shared out (ONNX Runtime 0.84;
-/// one AMD EPYC Zen 4, libraries alternated, caches flushed, medians of 11).
+/// With as many items as threads, each thread taking whole items won: INT64 `[2, 883, 9, 28,
+/// 3]` padded by 4 over axis 1 (two items of 883 rows of 1764 elements) took 0.88 ms on two
+/// threads split, 0.69 shared out (ONNX Runtime 0.84; one AMD EPYC Zen 4, libraries
+/// alternated, caches flushed, medians of 11).
 fn splits_items(parallel: bool, items: usize, rows: usize, width: usize) -> bool {
     parallel
         && items < threads()
