@@ -1152,10 +1152,8 @@ def sweep_one_hot(g: np.random.Generator, k: int, size: str) -> Row:
     depth = int(g.choice([1, 2, 3, 7, 16, 33, 64, 100, 1000, 4096]))
     if size == "tiny":
         n = int(g.integers(1, 17))
-    elif size == "small":
-        n = max(1, int(2 ** g.uniform(8, 20)) // depth)
     else:
-        n = max(1, int(2 ** g.uniform(22, 25)) // depth)
+        n = max(1, sweep_elements(g, size, (22, 25)) // depth)
     indices = rng(int(g.integers(1 << 30))).integers(0, depth, size=n, dtype=index_type)
     label = f"OneHot {DTYPE_NAMES[index_type]} -> {DTYPE_NAMES[dtype]}, {n} indices, depth {depth}"
     return one_hot_row(f"sweep_{k}", label, indices, depth, dtype, sweep_iterations(size))
