@@ -253,10 +253,10 @@ pub const ARGMAX_CHUNK_ROWS: usize = 256;
 pub const ARGMAX_SPLIT_FACTOR: usize = 4;
 
 /// ArgMax: the fewest reduced rows of an item (a block of outputs reduced side by side) whose
-/// rows are split across threads when there are fewer items than threads. Each piece of rows is folded by the general walk into a state of
-/// its own, then the pieces are combined lane by lane on the calling thread, one item after
-/// another, each item a parallel call: with few rows that cost more than the items left
-/// unsplit. Two threads of one AMD EPYC Zen 4, one process, libraries alternated, caches
+/// rows are split across threads when there are fewer items than threads. Each piece of rows
+/// is folded by the general walk into a state of its own, then the pieces are combined lane
+/// by lane on the calling thread, one item after another, each item a parallel call: with few
+/// rows that cost more than the items left unsplit. Two threads of one AMD EPYC Zen 4, one process, libraries alternated, caches
 /// flushed, medians of 11–15 (ms), split / not: FLOAT32 `[100, 1000]` over axis 0 0.064 /
 /// 0.052, `[64, 2048]` 0.071 / 0.052, `[32, 4096]` 0.087 / 0.054, UINT8 `[40, 4096]` 0.093 /
 /// 0.038; and with split items of many lanes (before this bound), UINT8 `[5, 60000]` 1.68 /
