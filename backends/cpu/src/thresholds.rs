@@ -521,6 +521,17 @@ pub const ONE_HOT_POSITION_BLOCK: usize = 1024;
 /// at depth 128 0.459 → 0.424; UINT8 at depth 100 and INT64 at depth 250 took the same.
 pub const ONE_HOT_LINES_MAX_DEPTH: usize = 255;
 
+/// OneHot, Axis last, on CPUs with AVX2 and not AVX-512: rows of at most this many bytes
+/// (depth × element size) are built 16 bytes at a time from their rows' positions (the line
+/// kernel in halves, a byte shuffle each), longer ones by the scatter kernel. AMD EPYC (Zen 3,
+/// AVX2), one core, INT32 indices, one process, calls alternated, medians of 7, scatter →
+/// halves (ms; rows whose length divides 32 bytes take the fixed-table loop): 8-byte rows
+/// (INT32, depth 2) 9.17 → 2.28, 12 (INT32, depth 3) 7.20 → 3.9–4.7, 12 (UINT8, depth 12)
+/// 10.8 → 6.07, 24 (FLOAT16, depth 12) 8.14 → 7.08, 24 (UINT8) 7.53 → 6.85, 32 (INT32,
+/// depth 8) 4.44 → 2.12, 32 (UINT8) 4.35 → 2.07; but 33 (UINT8) 4.16 → 4.67, 64 (FLOAT32,
+/// depth 16) 4.50 → 5.40 and 64 (UINT8) 5.96 → 9.24, with the tables looked up per half.
+pub const ONE_HOT_HALVES_MAX_ROW_BYTES: usize = 32;
+
 /// OneHot line kernel: rows of more than 64 bytes and less than this (other than 128) build
 /// eight lines at a time from their rows' positions in vector lanes; longer rows write a row
 /// at a time. One core, AMD Zen 4, the row's length in bytes and ms for 10–45 MB of output,

@@ -1,6 +1,7 @@
 //! OneHot with the Axis last and a depth of at most
 //! [`ONE_HOT_LINES_MAX_DEPTH`]): every 64-byte output line is built in registers from the
-//! positions of the rows it covers, with AVX-512 VBMI.
+//! positions of the rows it covers, with AVX-512 VBMI (with AVX2, 16 bytes at a time for
+//! short rows).
 //!
 //! With depth `d` and `e`-byte elements, a line of `64 / e` elements whose first element is
 //! row `r`, column `c` covers rows `r ..= r + (c + 64 / e - 1) / d` (at most 64 of them). The
@@ -18,6 +19,10 @@
 //! whose count of lines varies from row to row, build eight lines' masks at once in a vector
 //! instead ([`body_groups`]).
 //!
+//! Without AVX-512, AVX2 builds 16 bytes at a time the same way, a byte shuffle (whose reach
+//! is 16 bytes) in place of the permute, for rows of at most
+//! [`ONE_HOT_HALVES_MAX_ROW_BYTES`] ([`write_halves_avx2`]).
+//!
 //! The scatter kernel marks each OnValue in a line mask one index at a time: at depth 1–7
 //! that chain of loads and stores, and the branches of resolving each index, took about 5 ns
 //! per index (INT64 → FLOAT32 at depth 2: 6.8 times the floor, behind numpy).
@@ -26,8 +31,8 @@ use super::{Fill, Indices, Value};
 use crate::element::OneHotIndex;
 use crate::simd::{has_avx512_vbmi, prefetch_ahead, Isa};
 use crate::thresholds::{
-    ONE_HOT_LINES_BLOCK_ROWS as BLOCK_ROWS, ONE_HOT_LINES_MAX_DEPTH, ONE_HOT_LINES_MIN_BYTES,
-    ONE_HOT_LINE_GROUPS_MAX_ROW_BYTES as GROUPS_MAX_ROW_BYTES,
+    ONE_HOT_HALVES_MAX_ROW_BYTES, ONE_HOT_LINES_BLOCK_ROWS as BLOCK_ROWS, ONE_HOT_LINES_MAX_DEPTH,
+    ONE_HOT_LINES_MIN_BYTES, ONE_HOT_LINE_GROUPS_MAX_ROW_BYTES as GROUPS_MAX_ROW_BYTES,
     ONE_HOT_WIDE_INDEX_PREFETCH_BYTES as WIDE_PREFETCH_BYTES,
     ONE_HOT_WIDE_INDEX_STEP_BYTES as WIDE_STEP_BYTES,
 };
@@ -63,8 +68,8 @@ impl LineTables {
     /// The tables for an output of `depth × size`-byte elements per row and `bytes` bytes in
     /// all, Axis last (`inner == 1`), when the line kernel serves it: depth at most
     /// [`ONE_HOT_LINES_MAX_DEPTH`], at least [`ONE_HOT_LINES_MIN_BYTES`] of output (the
-    /// tables cost 128 bytes of writes per unit of depth), and a CPU with AVX-512 VBMI under
-    /// `isa`.
+    /// tables cost 128 bytes of writes per unit of depth), and a [`LineKernel`] for `isa` and
+    /// rows of `depth × size` bytes.
     pub(super) fn for_output(
         isa: Isa,
         inner: usize,
@@ -75,8 +80,7 @@ impl LineTables {
         let fits = inner == 1
             && (1..=ONE_HOT_LINES_MAX_DEPTH).contains(&depth)
             && bytes >= ONE_HOT_LINES_MIN_BYTES
-            && isa == Isa::Avx512
-            && has_avx512_vbmi();
+            && LineKernel::for_isa(isa, depth * size).is_some();
         fits.then(|| LineTables::shared(depth, size))
     }
 
@@ -118,7 +122,8 @@ impl LineTables {
 /// before that boundary and at the end are stored under a byte mask.
 ///
 /// # Safety
-/// `tables` must come from [`LineTables::for_output`] (the CPU has AVX-512 F, BW and VBMI).
+/// `tables` must come from [`LineTables::for_output`] for `f.isa` (the CPU has the
+/// instructions of the [`LineKernel`] that gave them).
 #[cfg(target_arch = "x86_64")]
 pub(super) unsafe fn write_lines<V: Value>(
     f: &Fill<'_, '_, V>,
@@ -127,10 +132,47 @@ pub(super) unsafe fn write_lines<V: Value>(
     chunk: &mut [u8],
     stream: bool,
 ) {
-    if !chunk.is_empty() {
-        // SAFETY: the caller's contract.
-        unsafe { write_lines_avx512(f, tables, first, chunk, stream) };
+    if chunk.is_empty() {
+        return;
     }
+    // SAFETY: the caller's contract; the tables exist for `f.isa` only with its kernel.
+    match LineKernel::for_isa(f.isa, tables.depth * V::SIZE) {
+        Some(LineKernel::Vbmi) => unsafe { write_lines_avx512(f, tables, first, chunk, stream) },
+        Some(LineKernel::Halves) => unsafe { write_halves_avx2(f, tables, first, chunk, stream) },
+        None => unreachable!("line tables without a line kernel"),
+    }
+}
+
+/// Which instructions build the line kernel's lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineKernel {
+    /// AVX-512 VBMI: a 64-byte line per byte permute ([`write_lines_avx512`]).
+    Vbmi,
+    /// AVX2 (and not AVX-512): 16 bytes per byte shuffle, for rows of at most
+    /// [`ONE_HOT_HALVES_MAX_ROW_BYTES`] ([`write_halves_avx2`]).
+    Halves,
+}
+
+impl LineKernel {
+    /// The kernel for `isa` and rows of `row_bytes`, if one serves them: VBMI whatever the
+    /// row under AVX-512, halves for short rows under AVX2 only (the class it was measured
+    /// on; AVX-512 without VBMI keeps the scatter kernel).
+    fn for_isa(isa: Isa, row_bytes: usize) -> Option<LineKernel> {
+        match isa {
+            Isa::Avx512 if has_avx512_vbmi() => Some(LineKernel::Vbmi),
+            Isa::Avx2 if row_bytes <= ONE_HOT_HALVES_MAX_ROW_BYTES => Some(LineKernel::Halves),
+            _ => None,
+        }
+    }
+}
+
+/// OffValue's and OnValue's patterns over a 64-byte line, from an element's first byte.
+fn value_lines<V: Value>(f: &Fill<'_, '_, V>) -> [[u8; 64]; 2] {
+    [f.off, f.on].map(|value| {
+        let mut line = [0u8; 64];
+        super::fill_pattern(&mut line, value);
+        line
+    })
 }
 
 /// [`write_lines`] for a non-empty chunk: the byte positions of a block of rows at a time
@@ -150,14 +192,8 @@ unsafe fn write_lines_avx512<V: Value>(
     use std::arch::x86_64::*;
     let depth = tables.depth;
     debug_assert_eq!(depth, f.shape.depth);
-    let pattern = |value: V| {
-        let mut line = [0u8; 64];
-        super::fill_pattern(&mut line, value);
-        _mm512_loadu_si512(line.as_ptr().cast())
-    };
-    let values = [pattern(f.off), pattern(f.on)];
-    let last_row = (first + chunk.len() / V::SIZE - 1) / depth;
-    let mut rows = RowPositions::new(f.indices, last_row + 1);
+    let values = value_lines(f).map(|line| _mm512_loadu_si512(line.as_ptr().cast()));
+    let mut rows = RowPositions::for_chunk(f, first, chunk.len() / V::SIZE);
     // Bytes before the first line boundary (streamed lines must be aligned), whole lines, and
     // the bytes after them. The head is whole elements: the chunk is aligned to their size.
     let head = if stream {
@@ -184,6 +220,264 @@ unsafe fn write_lines_avx512<V: Value>(
         let value = line_value(tables, &mut rows, row, column, values);
         _mm512_mask_storeu_epi8(body.add(64 * lines).cast(), low_bytes(tail), value);
     }
+}
+
+/// [`write_lines`] with AVX2 for rows of at most [`ONE_HOT_HALVES_MAX_ROW_BYTES`]: the output
+/// 32 bytes at a time (streamed from the first 32-byte boundary when `stream`), each 16-byte
+/// half built as [`body_lines`] builds a line, with a byte shuffle of the positions of the
+/// rows from the half's first (at most 16: the shuffle's reach) in place of the permute. The
+/// tables are the line kernel's, of which a half reads the first 16 bytes of its phase's.
+/// The partial pieces before the first boundary and at the end are built whole on the stack
+/// and copied.
+///
+/// The scatter kernel marks each OnValue in a line's mask one index at a time: at depth 2,
+/// AMD Zen 3 (AVX2, one core) took 4 ns per index, OneHot INT32 -> UINT8 9.2 times the floor.
+///
+/// # Safety
+/// The CPU must have AVX2; `chunk` non-empty, as [`write_lines`] describes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn write_halves_avx2<V: Value>(
+    f: &Fill<'_, '_, V>,
+    tables: &LineTables,
+    first: usize,
+    chunk: &mut [u8],
+    stream: bool,
+) {
+    use std::arch::x86_64::*;
+    let depth = tables.depth;
+    debug_assert_eq!(depth, f.shape.depth);
+    debug_assert!(depth * V::SIZE <= ONE_HOT_HALVES_MAX_ROW_BYTES);
+    let values = value_lines(f).map(|line| _mm256_loadu_si256(line.as_ptr().cast()));
+    let mut rows = RowPositions::for_chunk(f, first, chunk.len() / V::SIZE);
+    let step = HalfStep::new(depth, V::SIZE);
+    // Whole elements before the first boundary (the chunk is aligned to their size when
+    // streamed), whole pairs of halves, and the bytes after them.
+    let head = if stream {
+        chunk.as_ptr().align_offset(32).min(chunk.len())
+    } else {
+        0
+    };
+    let pairs = (chunk.len() - head) / 32;
+    let tail = chunk.len() - head - 32 * pairs;
+    let at_element = |element: usize| (element / depth, element % depth);
+    let dst = chunk.as_mut_ptr();
+    if head > 0 {
+        partial_pair(
+            tables,
+            &mut rows,
+            at_element(first),
+            step,
+            values,
+            dst,
+            head,
+        );
+    }
+    let start = at_element(first + head / V::SIZE);
+    let body = dst.add(head);
+    // Two copies of each loop, so that none tests `stream` per store.
+    let args = (tables, &mut rows, start, step, body, pairs, values);
+    match (32 % (depth * V::SIZE) == 0, stream) {
+        (true, true) => body_periodic::<true>(args),
+        (true, false) => body_periodic::<false>(args),
+        (false, true) => body_halves::<true>(args),
+        (false, false) => body_halves::<false>(args),
+    }
+    if tail > 0 {
+        let end = at_element(first + (head + 32 * pairs) / V::SIZE);
+        let dst = body.add(32 * pairs);
+        partial_pair(tables, &mut rows, end, step, values, dst, tail);
+    }
+}
+
+/// How far a 16-byte half advances: `16 / e = whole_rows · depth + extra_columns` elements.
+#[derive(Debug, Clone, Copy)]
+struct HalfStep {
+    depth: usize,
+    whole_rows: usize,
+    extra_columns: usize,
+}
+
+impl HalfStep {
+    fn new(depth: usize, size: usize) -> HalfStep {
+        let lanes = 16 / size;
+        HalfStep {
+            depth,
+            whole_rows: lanes / depth,
+            extra_columns: lanes % depth,
+        }
+    }
+
+    /// The row and column of the half after the one at `row`, `column`, and how many rows
+    /// past `row` it starts.
+    #[inline(always)]
+    fn next(self, row: usize, column: usize) -> (usize, usize, usize) {
+        let (mut rows, mut column) = (self.whole_rows, column + self.extra_columns);
+        if column >= self.depth {
+            column -= self.depth;
+            rows += 1;
+        }
+        (row + rows, column, rows)
+    }
+}
+
+/// The OnValue bytes of the 16-byte half whose first element is at `column` of the row whose
+/// position is at `window` (the next rows' follow): the rows' positions shuffled to each byte,
+/// compared with each byte's column.
+///
+/// # Safety
+/// The CPU must have AVX2 (this is inlined into a function compiled for it); 16 bytes
+/// readable at `window`; `column` below the tables' depth.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn half_hits(
+    tables: &LineTables,
+    window: *const u8,
+    column: usize,
+) -> std::arch::x86_64::__m128i {
+    use std::arch::x86_64::*;
+    let positions = _mm_loadu_si128(window.cast());
+    let lanes = _mm_loadu_si128(tables.rows.as_ptr().add(column).cast());
+    let columns = _mm_loadu_si128(tables.columns.as_ptr().add(column).cast());
+    _mm_cmpeq_epi8(_mm_shuffle_epi8(positions, lanes), columns)
+}
+
+/// Pairs of halves between two read-ahead steps of [`body_halves`] (4 KiB).
+const PAIRS_PER_STEP: usize = 128;
+
+/// The arguments of [`body_halves`] and [`body_periodic`]: the tables, the rows' positions,
+/// the row and column of the first pair's first element, the step of a half, where the
+/// pairs go and how many, and OffValue's and OnValue's patterns.
+#[cfg(target_arch = "x86_64")]
+type PairArgs<'t, 'r, 'i, 'a> = (
+    &'t LineTables,
+    &'r mut RowPositions<'i, 'a>,
+    (usize, usize),
+    HalfStep,
+    *mut u8,
+    usize,
+    [std::arch::x86_64::__m256i; 2],
+);
+
+/// Stores a pair of halves at `out`: streamed when `STREAM` (`out` then on a 32-byte
+/// boundary), else plain.
+///
+/// # Safety
+/// The CPU must have AVX2 (this is inlined into a function compiled for it); 32 bytes
+/// writable at `out`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn store_pair<const STREAM: bool>(out: *mut u8, value: std::arch::x86_64::__m256i) {
+    use std::arch::x86_64::*;
+    if STREAM {
+        _mm256_stream_si256(out.cast(), value);
+    } else {
+        _mm256_storeu_si256(out.cast(), value);
+    }
+}
+
+/// [`body_halves`] for rows whose length divides 32 bytes: every pair starts at the same
+/// column and `32 / row bytes` rows after the one before, so both halves' tables and the
+/// rows a pair advances are fixed, held in registers, and a pair is two loads of positions,
+/// a shuffle, a compare and a blend. With the tables looked up per half, INT32 -> INT32 at
+/// depth 2 took 4 ns per pair in cache (AMD Zen 3, one core).
+///
+/// # Safety
+/// As [`body_halves`]; the row's length (depth × element size) divides 32.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn body_periodic<const STREAM: bool>(
+    (tables, rows, (mut row, column), step, dst, pairs, values): PairArgs<'_, '_, '_, '_>,
+) {
+    use std::arch::x86_64::*;
+    let (_, high_column, high_rows) = step.next(row, column);
+    let (_, _, pair_rows_from_high) = step.next(0, high_column);
+    let pair_rows = high_rows + pair_rows_from_high;
+    let table = |table: &Vec<[u8; 64]>| {
+        _mm256_loadu2_m128i(
+            table.as_ptr().add(high_column).cast(),
+            table.as_ptr().add(column).cast(),
+        )
+    };
+    let (lanes, columns) = (table(&tables.rows), table(&tables.columns));
+    let mut pair = 0;
+    while pair < pairs {
+        let (mut at, limit) = rows.held_from(row);
+        let step_end = (pair + PAIRS_PER_STEP).min(pairs);
+        while pair < step_end && row < limit {
+            // In bounds: 64 positions are readable from `at` for a row below `limit`, and a
+            // pair's rows lie within 32 of its first.
+            let window = _mm256_loadu2_m128i(at.add(high_rows).cast(), at.cast());
+            let hits = _mm256_cmpeq_epi8(_mm256_shuffle_epi8(window, lanes), columns);
+            let value = _mm256_blendv_epi8(values[0], values[1], hits);
+            store_pair::<STREAM>(dst.add(32 * pair), value);
+            at = at.add(pair_rows);
+            row += pair_rows;
+            pair += 1;
+        }
+    }
+}
+
+/// Writes `pairs` 32-byte pairs of halves at `dst` (streamed when `STREAM`, the address then
+/// on a 32-byte boundary), the first's first element at row and column `from`: in a loop that
+/// runs while the block holds every row its pairs need (a pair needs at most 32 rows from its
+/// first, within the 64 that [`RowPositions::held_from`] holds).
+///
+/// # Safety
+/// The CPU must have AVX2 (this is inlined into a function compiled for it); `32 * pairs`
+/// bytes writable at `dst`; the pairs' rows below `rows`' end.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn body_halves<const STREAM: bool>(
+    (tables, rows, (mut row, mut column), step, dst, pairs, values): PairArgs<'_, '_, '_, '_>,
+) {
+    use std::arch::x86_64::*;
+    let mut pair = 0;
+    while pair < pairs {
+        let (mut at, limit) = rows.held_from(row);
+        let step_end = (pair + PAIRS_PER_STEP).min(pairs);
+        while pair < step_end && row < limit {
+            let low = half_hits(tables, at, column);
+            let (high_row, high_column, advanced) = step.next(row, column);
+            let high = half_hits(tables, at.add(advanced), high_column);
+            let hits = _mm256_set_m128i(high, low);
+            let value = _mm256_blendv_epi8(values[0], values[1], hits);
+            store_pair::<STREAM>(dst.add(32 * pair), value);
+            let (next_row, next_column, advanced_again) = step.next(high_row, high_column);
+            at = at.add(advanced + advanced_again);
+            (row, column) = (next_row, next_column);
+            pair += 1;
+        }
+    }
+}
+
+/// Writes the first `n` (below 32) bytes of the pair of halves whose first element is at
+/// `from` to `dst`: the pair built whole on the stack, then copied.
+///
+/// # Safety
+/// The CPU must have AVX2 (this is inlined into a function compiled for it); `n` bytes
+/// writable at `dst`; `from`'s row below `rows`' end.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn partial_pair(
+    tables: &LineTables,
+    rows: &mut RowPositions,
+    (row, column): (usize, usize),
+    step: HalfStep,
+    values: [std::arch::x86_64::__m256i; 2],
+    dst: *mut u8,
+    n: usize,
+) {
+    use std::arch::x86_64::*;
+    debug_assert!(n < 32);
+    let window = rows.window(row);
+    let low = half_hits(tables, window, column);
+    let (_, high_column, advanced) = step.next(row, column);
+    let high = half_hits(tables, window.add(advanced), high_column);
+    let value = _mm256_blendv_epi8(values[0], values[1], _mm256_set_m128i(high, low));
+    let mut bytes = [0u8; 32];
+    _mm256_storeu_si256(bytes.as_mut_ptr().cast(), value);
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n);
 }
 
 /// Lines between two read-ahead steps of [`body_lines`].
@@ -591,6 +885,13 @@ struct RowPositions<'i, 'a> {
 }
 
 impl<'i, 'a> RowPositions<'i, 'a> {
+    /// Nothing held yet; the rows of the output elements `first..first + elements`
+    /// (`elements` > 0) can be asked for.
+    fn for_chunk<V: Value>(f: &Fill<'i, 'a, V>, first: usize, elements: usize) -> Self {
+        let last_row = (first + elements - 1) / f.shape.depth;
+        RowPositions::new(f.indices, last_row + 1)
+    }
+
     /// Nothing held yet; rows below `end` can be asked for.
     fn new(indices: &'i Indices<'a>, end: usize) -> Self {
         RowPositions {
@@ -664,31 +965,10 @@ pub(super) fn byte_positions<I: OneHotIndex>(indices: &Indices<'_>, first: usize
     );
 }
 
-/// The byte positions of the packed indices `bytes` into `out`: through AVX-512 where the CPU
-/// has it (the loop is vectorised), else plain.
+/// The byte positions of the packed indices `bytes` into `out`: through AVX-512 or AVX2 where
+/// the CPU has it (the loop is vectorised), else plain.
 fn byte_positions_run<I: OneHotIndex>(bytes: &[u8], out: &mut [u8], depth: u64, from_end: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512bw") {
-        // SAFETY: the CPU has AVX-512 F and BW (BW implies F).
-        unsafe { byte_positions_run_avx512::<I>(bytes, out, depth, from_end) };
-        return;
-    }
-    byte_positions_run_body::<I>(bytes, out, depth, from_end);
-}
-
-/// [`byte_positions_run_body`] compiled for AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512 F and BW.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn byte_positions_run_avx512<I: OneHotIndex>(
-    bytes: &[u8],
-    out: &mut [u8],
-    depth: u64,
-    from_end: bool,
-) {
-    byte_positions_run_body::<I>(bytes, out, depth, from_end);
+    compiled_for_isa!(byte_positions_run_body::<I>(bytes, out: u8, depth, from_end));
 }
 
 /// The loop of [`byte_positions_run`], without a branch per index.
@@ -736,7 +1016,9 @@ fn prefetched_as_resolved(size: usize) -> bool {
 /// [`NO_BYTE_POSITION`] outside it.
 #[inline(always)]
 fn byte_position<I: OneHotIndex>(index: I, depth: u64, from_end: bool) -> u8 {
-    let offset = index.offset_in_sequence(depth, from_end);
+    // At most 255: the depth fits 32 bits.
+    let depth = depth as u32;
+    let offset = index.offset_in_sequence_narrow(depth, from_end);
     if offset < depth {
         offset as u8
     } else {
@@ -747,6 +1029,49 @@ fn byte_position<I: OneHotIndex>(index: I, depth: u64, from_end: bool) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_positions_match_the_readable_definition() {
+        // Every index type, in and out of range, from the end or not, every depth a byte
+        // position serves, through the vectorised loop of this CPU and the plain one, against
+        // `OneHotIndex::position`.
+        fn check<I: OneHotIndex + Copy + std::fmt::Debug>(values: &[I]) {
+            let mut bytes = vec![0u8; values.len() * I::SIZE];
+            for (v, b) in values.iter().zip(bytes.chunks_exact_mut(I::SIZE)) {
+                v.write(b);
+            }
+            for depth in [1u64, 2, 4, 100, 254, 255] {
+                for from_end in [false, true] {
+                    let mut vectorised = vec![0u8; values.len()];
+                    byte_positions_run::<I>(&bytes, &mut vectorised, depth, from_end);
+                    let mut plain = vec![0u8; values.len()];
+                    byte_positions_run_body::<I>(&bytes, &mut plain, depth, from_end);
+                    for ((&v, &got), &plain) in values.iter().zip(&vectorised).zip(&plain) {
+                        let expected = v
+                            .position(depth, from_end)
+                            .map_or(NO_BYTE_POSITION, |p| p as u8);
+                        let at = format!("{v:?} depth {depth} from_end {from_end}");
+                        assert_eq!(got, expected, "{at}");
+                        assert_eq!(plain, expected, "{at}, plain");
+                    }
+                }
+            }
+        }
+        // Enough values that the vectorised loops run whole vectors, not only their tails.
+        let spread = |k: i64| [k, -k, 255 - k, -255 + k, k << 31, k << 32];
+        let wide: Vec<i64> = (0..40)
+            .flat_map(spread)
+            .chain([i64::MIN, i64::MAX])
+            .collect();
+        check::<i64>(&wide);
+        check::<u64>(&wide.iter().map(|&v| v as u64).collect::<Vec<_>>());
+        let narrow: Vec<i32> = (0..40)
+            .flat_map(|k| [k, -k, 255 - k, -255 + k, -256, 256, k << 24, -(k << 24)])
+            .chain([i32::MIN, i32::MAX, i32::MIN + 1, i32::MIN + 255])
+            .collect();
+        check::<i32>(&narrow);
+        check::<u32>(&narrow.iter().map(|&v| v as u32).collect::<Vec<_>>());
+    }
 
     #[test]
     fn row_inverse_divides_exactly_as_far_as_a_group_reaches_and_beyond() {

@@ -19,7 +19,10 @@
 //!   [`ONE_HOT_LINES_MAX_DEPTH`](crate::thresholds::ONE_HOT_LINES_MAX_DEPTH), AVX-512 VBMI):
 //!   each 64-byte line is built in registers from the positions of the rows it covers (a byte
 //!   permute, a compare and a blend), the positions resolved a block of rows at a time into
-//!   bytes. Where it runs, it replaces the scatter kernel.
+//!   bytes. With AVX2 and not AVX-512, rows of at most
+//!   [`ONE_HOT_HALVES_MAX_ROW_BYTES`](crate::thresholds::ONE_HOT_HALVES_MAX_ROW_BYTES) are
+//!   built the same way 16 bytes at a time (a byte shuffle each). Where it runs, it replaces
+//!   the scatter kernel.
 //! - **Select** (longer inner runs, e.g. Axis 0): each output row `(o, a)` holds OnValue where
 //!   `position(o, x) == a`. Work is cut into rectangles `o × a-range × x-range`; a block of
 //!   positions is resolved once per x-block and reused by every row of the rectangle
@@ -36,6 +39,42 @@
 //! two values' patterns in registers and streamed out ([`scatter_masked`]); the stage and
 //! [`stream_rows`] serve CPUs without AVX2. Both kernels are compiled a second time for AVX2.
 //! Strided outputs are produced packed, then scattered ([`write_packed`]).
+
+/// Calls `$body::<I>(bytes, out, depth, from_end)` (an `#[inline(always)]` loop the compiler
+/// vectorises, writing `out: &mut [$t]`) compiled for AVX-512 F and BW or for AVX2 where the
+/// CPU has them, else plain: the body of a function that resolves packed indices.
+macro_rules! compiled_for_isa {
+    ($body:ident::<$i:ident>($bytes:ident, $out:ident: $t:ty, $depth:ident, $from_end:ident)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            /// The body compiled for AVX-512 F and BW.
+            ///
+            /// # Safety
+            /// The CPU must have AVX-512 F and BW.
+            #[target_feature(enable = "avx512f,avx512bw")]
+            unsafe fn avx512<I: OneHotIndex>(bytes: &[u8], out: &mut [$t], depth: u64, end: bool) {
+                $body::<I>(bytes, out, depth, end)
+            }
+            /// The body compiled for AVX2.
+            ///
+            /// # Safety
+            /// The CPU must have AVX2.
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2<I: OneHotIndex>(bytes: &[u8], out: &mut [$t], depth: u64, end: bool) {
+                $body::<I>(bytes, out, depth, end)
+            }
+            if std::is_x86_feature_detected!("avx512bw") {
+                // SAFETY: the CPU has AVX-512 F and BW (BW implies F).
+                return unsafe { avx512::<$i>($bytes, $out, $depth, $from_end) };
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                return unsafe { avx2::<$i>($bytes, $out, $depth, $from_end) };
+            }
+        }
+        $body::<$i>($bytes, $out, $depth, $from_end)
+    }};
+}
 
 mod lines;
 
@@ -202,32 +241,12 @@ fn resolve<I: OneHotIndex>(indices: &Indices<'_>, first: usize, out: &mut [u32])
     );
 }
 
-/// The positions of the packed indices `bytes` into `out`: through AVX-512 where the CPU has
-/// it (the loop is vectorised), else plain. With a branch and a checked conversion per index,
-/// resolving took a fifth of one core's time on OneHot INT64 -> UINT8 of depth 100 (`perf`).
+/// The positions of the packed indices `bytes` into `out`: through AVX-512 or AVX2 where the
+/// CPU has it (the loop is vectorised), else plain. With a branch and a checked conversion per
+/// index, resolving took a fifth of one core's time on OneHot INT64 -> UINT8 of depth 100
+/// (`perf`).
 fn positions_run<I: OneHotIndex>(bytes: &[u8], out: &mut [u32], depth: u64, from_end: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512bw") {
-        // SAFETY: the CPU has AVX-512 F and BW (BW implies F).
-        unsafe { positions_run_avx512::<I>(bytes, out, depth, from_end) };
-        return;
-    }
-    positions_run_body::<I>(bytes, out, depth, from_end);
-}
-
-/// [`positions_run_body`] compiled for AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512 F and BW.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn positions_run_avx512<I: OneHotIndex>(
-    bytes: &[u8],
-    out: &mut [u32],
-    depth: u64,
-    from_end: bool,
-) {
-    positions_run_body::<I>(bytes, out, depth, from_end);
+    compiled_for_isa!(positions_run_body::<I>(bytes, out: u32, depth, from_end));
 }
 
 /// The loop of [`positions_run`], without a branch per index.
@@ -428,8 +447,8 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
     #[cfg(target_arch = "x86_64")]
     if let Some(tables) = f.lines {
         if !stream || (chunk.as_ptr() as usize).is_multiple_of(V::SIZE) {
-            // SAFETY: the tables exist only when the CPU has AVX-512 F, BW and VBMI; a
-            // streamed chunk's elements are aligned to their size.
+            // SAFETY: the tables exist only when the CPU has the instructions of their line
+            // kernel (`f.isa`'s); a streamed chunk's elements are aligned to their size.
             unsafe { lines::write_lines(f, tables, first, chunk, stream) };
             if stream {
                 stream_fence();
