@@ -117,9 +117,10 @@ impl LineTables {
 }
 
 /// Writes the output elements `first..` that `chunk` holds (whole elements, Axis last, a
-/// depth of `tables`) a 64-byte line at a time, streamed from the first 64-byte boundary when
-/// `stream` (the chunk's address then a multiple of the element size); the partial lines
-/// before that boundary and at the end are stored under a byte mask.
+/// depth of `tables`) a 64-byte line at a time (32 bytes with AVX2, [`write_halves_avx2`]),
+/// streamed from the first line boundary when `stream` (the chunk's address then a multiple
+/// of the element size); the partial lines before that boundary and at the end are stored
+/// under a byte mask (built on the stack and copied with AVX2).
 ///
 /// # Safety
 /// `tables` must come from [`LineTables::for_output`] for `f.isa` (the CPU has the

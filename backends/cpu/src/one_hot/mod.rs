@@ -1632,7 +1632,8 @@ mod tests {
             (3 * ONE_HOT_POSITION_BLOCK + 5, 1, 1),
             (ONE_HOT_POSITION_BLOCK + 1, 3, 2),
             // Shallow Axis-last outputs of at least ONE_HOT_LINES_MIN_BYTES: the line kernel
-            // (AVX-512 VBMI), every phase, and several blocks of rows.
+            // (AVX-512 VBMI; with AVX2, in halves for rows of at most 32 bytes, those that
+            // divide 32 bytes with fixed tables), every phase, and several blocks of rows.
             (5 * ONE_HOT_LINES_BLOCK_ROWS + 77, 1, 1),
             (2500, 2, 1),
             (1501, 3, 1),
