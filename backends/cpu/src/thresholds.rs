@@ -530,7 +530,7 @@ pub const ONE_HOT_LINES_MAX_DEPTH: usize = 255;
 /// 10.8 → 6.07, 24 (FLOAT16, depth 12) 8.14 → 7.08, 24 (UINT8) 7.53 → 6.85, 32 (INT32,
 /// depth 8) 4.44 → 2.12, 32 (UINT8) 4.35 → 2.07; but 33 (UINT8) 4.16 → 4.67, 64 (FLOAT32,
 /// depth 16) 4.50 → 5.40 and 64 (UINT8) 5.96 → 9.24, with the tables looked up per half
-/// (before `body_cyclic`, which took the rows that do not divide 32 bytes 15–27 % faster).
+/// (before `body_cyclic`, which took the rows that do not divide 32 bytes 13–27 % faster).
 pub const ONE_HOT_HALVES_MAX_ROW_BYTES: usize = 32;
 
 /// OneHot line kernel: rows of more than 64 bytes and less than this (other than 128) build
