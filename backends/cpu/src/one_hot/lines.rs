@@ -309,16 +309,16 @@ impl HalfStep {
         }
     }
 
-    /// The row and column of the half after the one at `row`, `column`, and how many rows
-    /// past `row` it starts.
+    /// The column of the half after one starting at `column`, and how many rows after that
+    /// one's it starts.
     #[inline(always)]
-    fn next(self, row: usize, column: usize) -> (usize, usize, usize) {
+    fn next(self, column: usize) -> (usize, usize) {
         let (mut rows, mut column) = (self.whole_rows, column + self.extra_columns);
         if column >= self.depth {
             column -= self.depth;
             rows += 1;
         }
-        (row + rows, column, rows)
+        (column, rows)
     }
 }
 
@@ -394,8 +394,8 @@ unsafe fn body_periodic<const STREAM: bool>(
     (tables, rows, (mut row, column), step, dst, pairs, values): PairArgs<'_, '_, '_, '_>,
 ) {
     use std::arch::x86_64::*;
-    let (_, high_column, high_rows) = step.next(row, column);
-    let (_, _, pair_rows_from_high) = step.next(0, high_column);
+    let (high_column, high_rows) = step.next(column);
+    let (_, pair_rows_from_high) = step.next(high_column);
     let pair_rows = high_rows + pair_rows_from_high;
     let table = |table: &Vec<[u8; 64]>| {
         _mm256_loadu2_m128i(
@@ -449,8 +449,8 @@ unsafe fn body_cyclic<const STREAM: bool>(
     let mut phases = 0;
     let mut low_column = column;
     loop {
-        let (_, high_column, to_high) = step.next(0, low_column);
-        let (_, next_column, from_high) = step.next(0, high_column);
+        let (high_column, to_high) = step.next(low_column);
+        let (next_column, from_high) = step.next(high_column);
         let table = |table: &Vec<[u8; 64]>| {
             _mm256_loadu2_m128i(
                 table.as_ptr().add(high_column).cast(),
@@ -510,7 +510,7 @@ unsafe fn partial_pair(
     debug_assert!(n < 32);
     let window = rows.window(row);
     let low = half_hits(tables, window, column);
-    let (_, high_column, advanced) = step.next(row, column);
+    let (high_column, advanced) = step.next(column);
     let high = half_hits(tables, window.add(advanced), high_column);
     let value = _mm256_blendv_epi8(values[0], values[1], _mm256_set_m128i(high, low));
     let mut bytes = [0u8; 32];
