@@ -378,9 +378,49 @@ unsafe fn store_pair<const STREAM: bool>(out: *mut u8, value: std::arch::x86_64:
     }
 }
 
-/// The pairs of [`write_halves_avx2`] for rows whose length divides 32 bytes: every pair starts at the same
-/// column and `32 / row bytes` rows after the one before, so both halves' tables and the
-/// rows a pair advances are fixed, held in registers, and a pair is two loads of positions,
+/// One phase of pairs of halves: the byte shuffle and the columns of both halves' tables, the
+/// rows from the pair's first to its high half's, and to the next pair's first.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct PairPhase {
+    lanes: std::arch::x86_64::__m256i,
+    columns: std::arch::x86_64::__m256i,
+    high_rows: usize,
+    pair_rows: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl PairPhase {
+    /// The phase of a pair whose low half starts at `column`, and the column the next pair
+    /// starts at.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 (this is inlined into a function compiled for it); `column`
+    /// below the depth.
+    #[inline(always)]
+    unsafe fn at(tables: &LineTables, step: HalfStep, column: usize) -> (PairPhase, usize) {
+        use std::arch::x86_64::*;
+        let (high_column, high_rows) = step.next(column);
+        let (next_column, from_high) = step.next(high_column);
+        let table = |table: &Vec<[u8; 64]>| {
+            _mm256_loadu2_m128i(
+                table.as_ptr().add(high_column).cast(),
+                table.as_ptr().add(column).cast(),
+            )
+        };
+        let phase = PairPhase {
+            lanes: table(&tables.rows),
+            columns: table(&tables.columns),
+            high_rows,
+            pair_rows: high_rows + from_high,
+        };
+        (phase, next_column)
+    }
+}
+
+/// The pairs of [`write_halves_avx2`] for rows whose length divides 32 bytes: every pair
+/// starts at the same column and `32 / row bytes` rows after the one before, so one
+/// [`PairPhase`] serves them all, held in registers, and a pair is two loads of positions,
 /// a shuffle, a compare and a blend. With the tables looked up per half, INT32 -> INT32 at
 /// depth 2 took 4 ns per pair in cache (AMD Zen 3, one core).
 ///
@@ -394,16 +434,13 @@ unsafe fn body_periodic<const STREAM: bool>(
     (tables, rows, (mut row, column), step, dst, pairs, values): PairArgs<'_, '_, '_, '_>,
 ) {
     use std::arch::x86_64::*;
-    let (high_column, high_rows) = step.next(column);
-    let (_, pair_rows_from_high) = step.next(high_column);
-    let pair_rows = high_rows + pair_rows_from_high;
-    let table = |table: &Vec<[u8; 64]>| {
-        _mm256_loadu2_m128i(
-            table.as_ptr().add(high_column).cast(),
-            table.as_ptr().add(column).cast(),
-        )
-    };
-    let (lanes, columns) = (table(&tables.rows), table(&tables.columns));
+    let (phase, _) = PairPhase::at(tables, step, column);
+    let PairPhase {
+        lanes,
+        columns,
+        high_rows,
+        pair_rows,
+    } = phase;
     let mut pair = 0;
     while pair < pairs {
         let (mut at, limit) = rows.held_from(row);
@@ -442,29 +479,12 @@ unsafe fn body_cyclic<const STREAM: bool>(
     (tables, rows, (mut row, column), step, dst, pairs, values): PairArgs<'_, '_, '_, '_>,
 ) {
     use std::arch::x86_64::*;
-    let mut lanes = [_mm256_setzero_si256(); MAX_PAIR_PHASES];
-    let mut columns = [_mm256_setzero_si256(); MAX_PAIR_PHASES];
-    let mut high_rows = [0usize; MAX_PAIR_PHASES];
-    let mut pair_rows = [0usize; MAX_PAIR_PHASES];
-    let mut phases = 0;
-    let mut low_column = column;
-    loop {
-        let (high_column, to_high) = step.next(low_column);
-        let (next_column, from_high) = step.next(high_column);
-        let table = |table: &Vec<[u8; 64]>| {
-            _mm256_loadu2_m128i(
-                table.as_ptr().add(high_column).cast(),
-                table.as_ptr().add(low_column).cast(),
-            )
-        };
-        lanes[phases] = table(&tables.rows);
-        columns[phases] = table(&tables.columns);
-        (high_rows[phases], pair_rows[phases]) = (to_high, to_high + from_high);
+    let (first, mut low_column) = PairPhase::at(tables, step, column);
+    let mut cycle = [first; MAX_PAIR_PHASES];
+    let mut phases = 1;
+    while low_column != column {
+        (cycle[phases], low_column) = PairPhase::at(tables, step, low_column);
         phases += 1;
-        low_column = next_column;
-        if low_column == column {
-            break;
-        }
     }
     let mut pair = 0;
     let mut phase = 0;
@@ -474,12 +494,14 @@ unsafe fn body_cyclic<const STREAM: bool>(
         while pair < step_end && row < limit {
             // In bounds: 64 positions are readable from `at` for a row below `limit`, and a
             // pair's rows lie within 32 of its first; `phase` is below `phases`.
-            let window = _mm256_loadu2_m128i(at.add(high_rows[phase]).cast(), at.cast());
-            let hits = _mm256_cmpeq_epi8(_mm256_shuffle_epi8(window, lanes[phase]), columns[phase]);
+            let current = &cycle[phase];
+            let window = _mm256_loadu2_m128i(at.add(current.high_rows).cast(), at.cast());
+            let hits =
+                _mm256_cmpeq_epi8(_mm256_shuffle_epi8(window, current.lanes), current.columns);
             let value = _mm256_blendv_epi8(values[0], values[1], hits);
             store_pair::<STREAM>(dst.add(32 * pair), value);
-            at = at.add(pair_rows[phase]);
-            row += pair_rows[phase];
+            at = at.add(current.pair_rows);
+            row += current.pair_rows;
             pair += 1;
             phase += 1;
             if phase == phases {
