@@ -13,9 +13,9 @@
 //! across words into blocks of sixteen whose coordinates are divided out
 //! ([`super::sparse_blocks`]).
 
-#[cfg(target_arch = "x86_64")]
-use super::short_runs::short_runs_avx512;
 use super::short_runs::Levels;
+#[cfg(target_arch = "x86_64")]
+use super::short_runs::{short_runs_avx2, short_runs_avx512};
 use super::sparse_blocks::{sparse_blocks_avx512, Divisors, Gathered};
 use super::GROUP;
 use crate::simd::{amd_cpu, copy_streaming, prefetch_ahead_into, stream_fence, Isa};
@@ -486,7 +486,7 @@ fn rows_body<const N: usize, const KERNEL: u8, const L1: bool>(
     let has_rows = !out.is_empty();
     let mut sink = Sink::new(out, stream, shape, KERNEL >= AVX512);
     // Runs shorter than a word: their coordinates are computed, not followed run by run.
-    let short_runs = (KERNEL >= AVX512 && shape.inner < GROUP)
+    let short_runs = (KERNEL >= AVX2 && shape.inner < GROUP)
         .then(|| Levels::new(&shape.sizes[..shape.rank], N))
         .flatten();
     // Sparse words: their set bits gathered into full blocks, whatever their runs.
@@ -906,8 +906,8 @@ impl<'a> Sink<'a> {
 
     /// Appends the rows of consecutive words of runs shorter than a word (word `k`'s bit `j`
     /// is element `start + 64 k + j`), their coordinates computed from `levels`
-    /// ([`short_runs_avx512`]), calling `before(k)` before word `k`. Returns how many words
-    /// it took, as [`Sink::run_words`] does.
+    /// ([`short_runs_avx512`], [`short_runs_avx2`]), calling `before(k)` before word `k`.
+    /// Returns how many words it took, as [`Sink::run_words`] does.
     #[inline(always)]
     fn short_runs<const N: usize, const KERNEL: u8>(
         &mut self,
@@ -923,6 +923,17 @@ impl<'a> Sink<'a> {
             // SAFETY: as in `run_words`.
             let (done, bytes) =
                 unsafe { short_runs_avx512::<N>(dst, room, words, start, levels, vbmi2, before) };
+            *at += bytes;
+            return done;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if KERNEL == AVX2 {
+            let (dst, room) = (region.as_mut_ptr(), region.len());
+            // SAFETY: only the AVX2 instantiation of `rows_body` gets here (the CPU has AVX2,
+            // POPCNT and BMI1: `RowKernel::for_isa`); the kernel writes a word only while a
+            // whole word's rows and the overrun fit in `region`.
+            let (done, bytes) =
+                unsafe { short_runs_avx2::<N>(dst, room, words, start, levels, before) };
             *at += bytes;
             return done;
         }
@@ -1102,7 +1113,7 @@ fn for_each_row<const N: usize>(
 }
 
 /// For each byte value, the positions of its set bits, lowest first (unused slots 0).
-const SET_BITS: [[u8; 8]; 256] = {
+pub(super) const SET_BITS: [[u8; 8]; 256] = {
     let mut table = [[0u8; 8]; 256];
     let mut byte = 0;
     while byte < 256 {
