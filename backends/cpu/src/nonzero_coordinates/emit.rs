@@ -1166,7 +1166,7 @@ const fn lane_columns(n: usize) -> [[u32; 8]; MAX_N] {
 }
 
 /// [`lane_columns`] for every `N` from 0 to [`MAX_N`].
-const LANE_COLUMNS: [[[u32; 8]; MAX_N]; MAX_N + 1] = {
+pub(super) const LANE_COLUMNS: [[[u32; 8]; MAX_N]; MAX_N + 1] = {
     let mut tables = [[[0u32; 8]; MAX_N]; MAX_N + 1];
     let mut n = 1;
     while n <= MAX_N {

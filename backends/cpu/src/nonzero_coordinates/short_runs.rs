@@ -297,52 +297,20 @@ pub(super) unsafe fn short_runs_avx512<const N: usize>(
     (words.len(), written)
 }
 
-/// For rows of `N` columns built eight at a time under AVX2, output vector `k` (slots
-/// `8 k ..`, row-major) takes lane `i` from row `(8 k + i) / N` of column `(8 k + i) % N`:
-/// `rows[k]` holds those rows (a `vpermd` index into every column), and `takes[k][c]` is all
-/// ones in the lanes that take column `c`.
-#[derive(Clone, Copy)]
-pub(super) struct Interleave8 {
-    rows: [[u32; 8]; MAX_N],
-    takes: [[[i32; 8]; MAX_N]; MAX_N],
+/// For rows of `N` columns built eight at a time under AVX2, the row of each lane of output
+/// vector `k` (slots `8 k ..`, row-major): `(8 k + i) / N`, a `vpermd` index into every column.
+/// Its column, `(8 k + i) % N`, is [`LANE_COLUMNS`](super::emit::LANE_COLUMNS)`[N][k][i]`.
+/// A constant for each `N` once inlined.
+#[inline(always)]
+fn lane_rows<const N: usize>() -> [[u32; 8]; N] {
+    std::array::from_fn(|k| std::array::from_fn(|i| ((8 * k + i) / N) as u32))
 }
-
-/// [`Interleave8`] for rows of `n` columns.
-const fn interleave8(n: usize) -> Interleave8 {
-    let mut table = Interleave8 {
-        rows: [[0; 8]; MAX_N],
-        takes: [[[0; 8]; MAX_N]; MAX_N],
-    };
-    let mut k = 0;
-    while k < n {
-        let mut i = 0;
-        while i < 8 {
-            let slot = 8 * k + i;
-            table.rows[k][i] = (slot / n) as u32;
-            table.takes[k][slot % n][i] = -1;
-            i += 1;
-        }
-        k += 1;
-    }
-    table
-}
-
-/// [`interleave8`] for every `N` from 0 to [`MAX_N`].
-pub(super) static INTERLEAVES8: [Interleave8; MAX_N + 1] = {
-    let mut all = [interleave8(0); MAX_N + 1];
-    let mut n = 1;
-    while n <= MAX_N {
-        all[n] = interleave8(n);
-        n += 1;
-    }
-    all
-};
 
 /// [`short_runs_avx512`] under AVX2: blocks of up to eight set bits, one lane per row. The
 /// word's set-bit positions are listed first (eight bytes from a table per mask byte, the end
 /// moved by the byte's bit count); each block of eight of them gets every level's coordinate
 /// and carry at once, then its columns are interleaved into `N` vectors of rows (per vector,
-/// one `vpermd` per column and a blend).
+/// one `vpermd` per column and a blend under the lanes that take it).
 ///
 /// Followed run by run, a template row per run, rows of runs of 2 and 4 elements took about
 /// 6 ns each on AMD Zen 3. There, one thread, calls alternated, medians of 9–11 (ms, run by
@@ -365,9 +333,13 @@ pub(super) unsafe fn short_runs_avx2<const N: usize>(
 ) -> (usize, usize) {
     use std::arch::x86_64::*;
     let worst = 64 * 4 * N + 32 * N;
-    let table = &INTERLEAVES8[N];
-    let load = |v: *const u32| _mm256_loadu_si256(v.cast::<__m256i>());
-    let rows: [__m256i; N] = std::array::from_fn(|k| load(table.rows[k].as_ptr()));
+    let load = |v: &[u32; 8]| _mm256_loadu_si256(v.as_ptr().cast::<__m256i>());
+    let rows: [__m256i; N] = lane_rows::<N>().map(|rows| load(&rows));
+    // Per output vector and column, all ones in the lanes that take that column.
+    let takes: [[__m256i; N]; N] = std::array::from_fn(|k| {
+        let columns = load(&super::emit::LANE_COLUMNS[N][k]);
+        std::array::from_fn(|c| _mm256_cmpeq_epi32(columns, _mm256_set1_epi32(c as i32)))
+    });
     let sizes: [__m256i; N] = std::array::from_fn(|l| _mm256_set1_epi32(levels.sizes[l] as i32));
     let magic: [__m256i; N] = std::array::from_fn(|l| _mm256_set1_epi32(levels.magic[l] as i32));
     let small: [bool; N] = std::array::from_fn(|l| levels.magic[l] != 0);
@@ -406,9 +378,8 @@ pub(super) unsafe fn short_runs_avx2<const N: usize>(
         for (k, rows) in rows.iter().enumerate() {
             let mut vector = _mm256_permutevar8x32_epi32(columns[0], *rows);
             for (c, column) in columns.iter().enumerate().skip(1) {
-                let takes = load(table.takes[k][c].as_ptr().cast());
                 let picked = _mm256_permutevar8x32_epi32(*column, *rows);
-                vector = _mm256_blendv_epi8(vector, picked, takes);
+                vector = _mm256_blendv_epi8(vector, picked, takes[k][c]);
             }
             _mm256_storeu_si256(at.add(32 * k).cast::<__m256i>(), vector);
         }
@@ -521,28 +492,41 @@ mod tests {
     #[test]
     fn eight_row_interleaving_writes_the_rows_of_eight_columns_in_order() {
         // The kernel's steps in scalar: per output vector, `vpermd` of column 0 by the rows,
-        // then per later column its `vpermd` blended in where it takes the lane.
-        for (n, table) in INTERLEAVES8.iter().enumerate().skip(1) {
-            let columns: Vec<[u32; 8]> = (0..n)
+        // then per later column its `vpermd` blended in where `LANE_COLUMNS` names it.
+        fn interleaved<const N: usize>() -> Vec<u32> {
+            let columns: Vec<[u32; 8]> = (0..N)
                 .map(|c| std::array::from_fn(|row| (100 * row + c) as u32))
                 .collect();
             let mut rows_out = Vec::new();
-            for k in 0..n {
-                let rows = table.rows[k].map(|row| row as usize);
-                let mut vector = rows.map(|row| columns[0][row]);
+            for (k, rows) in lane_rows::<N>().iter().enumerate() {
+                let lane_columns = &crate::nonzero_coordinates::emit::LANE_COLUMNS[N][k];
+                let mut vector = rows.map(|row| columns[0][row as usize]);
                 for (c, column) in columns.iter().enumerate().skip(1) {
                     for (lane, &row) in rows.iter().enumerate() {
-                        if table.takes[k][c][lane] == -1 {
-                            vector[lane] = column[row];
+                        if lane_columns[lane] as usize == c {
+                            vector[lane] = column[row as usize];
                         }
                     }
                 }
                 rows_out.extend(vector);
             }
+            rows_out
+        }
+        let all = [
+            interleaved::<1>(),
+            interleaved::<2>(),
+            interleaved::<3>(),
+            interleaved::<4>(),
+            interleaved::<5>(),
+            interleaved::<6>(),
+            interleaved::<7>(),
+            interleaved::<8>(),
+        ];
+        for (rows_out, n) in all.iter().zip(1..) {
             let expected: Vec<u32> = (0..8 * n)
                 .map(|slot| (100 * (slot / n) + slot % n) as u32)
                 .collect();
-            assert_eq!(rows_out, expected, "rows of {n}");
+            assert_eq!(*rows_out, expected, "rows of {n}");
         }
     }
 }
