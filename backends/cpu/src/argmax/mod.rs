@@ -40,6 +40,8 @@ mod tests;
 mod tournament;
 #[cfg(target_arch = "x86_64")]
 mod transposed_runs;
+#[cfg(target_arch = "x86_64")]
+mod window_runs;
 
 use crate::element::FromIndex;
 use crate::parallel::{threads, TASK_ELEMENTS};

@@ -29,6 +29,8 @@ use super::rows::combine;
 use super::strided_run::{strided_run_best, StridedRuns};
 #[cfg(target_arch = "x86_64")]
 use super::transposed_runs::Transposed;
+#[cfg(target_arch = "x86_64")]
+use super::window_runs;
 use super::{items_per_task, Best, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
@@ -984,6 +986,10 @@ unsafe fn runs_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
     count: usize,
     outputs: &Outputs<O>,
 ) {
+    if window_runs::takes::<T>(run) {
+        window_runs::runs_task_avx2::<T, O, LAST>(job, unit_dims, run, first, count, outputs);
+        return;
+    }
     job.runs_task::<T, O, LAST, Avx2Prims>(unit_dims, run, first, count, outputs);
 }
 

@@ -1332,6 +1332,42 @@ fn short_runs_inside_kept_dimensions_fold_lane_by_lane_and_match_the_reference()
 }
 
 #[test]
+fn lone_runs_of_up_to_two_vectors_match_the_reference_whatever_the_order_of_their_outputs() {
+    // One contiguous run of 1 to 64 bytes per output (`window_runs` under AVX2), packed or
+    // padded, with the kept dimensions in another memory order than the outputs' (lines of runs
+    // whose slots lie apart, tasks that start inside a line), both directions; the last runs
+    // reach the buffer's end.
+    let mut rng = Rng(6060);
+    for data_type in ALL_TYPES {
+        for len in 1..=(64 / data_type.size_in_bytes()) as u32 {
+            let pad = len % 3;
+            let input = laid_out(
+                data_type,
+                &[5, 3, len],
+                &[1, 0, 2],
+                &[0, 0, pad],
+                &[],
+                &mut rng,
+            );
+            check_all(&input, &[2], "lone runs, kept dimensions swapped");
+            let input = laid_out(
+                data_type,
+                &[2, 3, len, 4],
+                &[3, 0, 1, 2],
+                &[0, 1, pad, 0],
+                &[],
+                &mut rng,
+            );
+            check_all(
+                &input,
+                &[2],
+                "lone runs, kept dimensions permuted and padded",
+            );
+        }
+    }
+}
+
+#[test]
 fn runs_shorter_than_a_vector_match_the_reference_alone_or_many_per_output() {
     // Runs of 1 to 64 bytes, padded or not: one per output (a vector from the run's start,
     // or near the buffer's end one ending there, its other lanes ignored), and many per
