@@ -719,7 +719,7 @@ fn block_max_portable<T: OrderKey>(bytes: &[u8]) -> T::Key {
 
 /// [`run_argmax`] in plain Rust.
 #[inline]
-fn run_argmax_portable<T: OrderKey, const LAST: bool>(bytes: &[u8]) -> usize {
+pub(super) fn run_argmax_portable<T: OrderKey, const LAST: bool>(bytes: &[u8]) -> usize {
     let (mut best, mut at, mut found) = (T::MIN_KEY, 0, false);
     for (b, block) in bytes.chunks(SCAN_BLOCK * T::SIZE).enumerate() {
         let max = block_max_portable::<T>(block);

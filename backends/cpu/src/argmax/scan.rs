@@ -255,24 +255,6 @@ impl Job<'_> {
         }
     }
 
-    /// Reduces every output when the plan's one reduced dimension is element-strided and
-    /// [`window_runs`] takes its runs ([`window_runs::strided_units`]), whatever the plan's
-    /// shape: each run read through its window, the kept dimensions inside its span walked as
-    /// units. Returns whether it did.
-    #[cfg(target_arch = "x86_64")]
-    pub(super) fn strided_window_runs<T: Lanes, O: FromIndex, const LAST: bool>(
-        &self,
-        outputs: &Outputs<O>,
-    ) -> bool {
-        let Some((units, run)) = window_runs::strided_units::<T>(self.plan, self.isa) else {
-            return false;
-        };
-        let work = self.plan.outputs().saturating_mul(run.size);
-        let parallel = work >= PARALLEL_MIN_ELEMENTS && threads() > 1;
-        self.scan_runs::<T, O, LAST>(outputs, &units, run, parallel);
-        true
-    }
-
     /// Every output's elements are one run (the region is the run alone): tasks of
     /// consecutive outputs, each run reduced at once ([`Prims::run_argmax`] when it is
     /// contiguous, however short; [`run_best`] when it is element-strided) and its result
@@ -1068,7 +1050,7 @@ pub(super) fn run_best<T: Lanes, const LAST: bool>(
 /// [`run_best`] without the vector sweep: the best so far in registers, each element a load,
 /// its key and a compare. For a run the sweep refused (too short, or a NaN met).
 #[inline(always)]
-pub(super) fn exact_run_best<T: Lanes, const LAST: bool>(
+fn exact_run_best<T: Lanes, const LAST: bool>(
     data: &[u8],
     start: usize,
     len: usize,
