@@ -267,7 +267,7 @@ impl<'a> Walk<'a> {
 /// `start`, a line of the innermost dimension at a time: `line(at, n)` for each, `at` where the
 /// line's first step stands and `n` its steps (the first and last lines may be partial). The
 /// caller steps along a line with the innermost dimension's strides in registers: a [`Walk`]
-/// keeps its coordinates in memory and pays for them per step (about a third of a short-run
+/// keeps its coordinates in memory and pays for them per step (about a quarter of a short-run
 /// ArgMax's time).
 pub(crate) fn for_each_line(
     dims: &[Dim],

@@ -257,8 +257,9 @@ impl Job<'_> {
 
     /// Every output's elements are one run (the region is the run alone): tasks of
     /// consecutive outputs, each run reduced at once ([`Prims::run_argmax`] when it is
-    /// contiguous, however short; [`run_best`] when it is element-strided) and its result
-    /// written, with no state kept between runs.
+    /// contiguous, however short, or under AVX2 alone [`window_runs`] for runs of at most 64
+    /// bytes; [`run_best`] when it is element-strided) and its result written, with no state
+    /// kept between runs.
     fn scan_runs<T: Lanes, O: FromIndex, const LAST: bool>(
         &self,
         outputs: &Outputs<O>,
