@@ -1120,20 +1120,34 @@ unsafe fn tiny_run_argmax<T: Lanes, const LAST: bool>(
     n: usize,
 ) -> Option<usize> {
     let (v, skip) = run_window::<T>(data, start, n)?;
+    let byte = window_best_byte::<T, LAST>(v, ((1u32 << n) - 1) << skip)?;
+    Some((byte - skip) / T::SIZE)
+}
+
+/// The byte of `v` where the first (or, with `LAST`, the last) maximum of a run lies, the
+/// run's bytes being the set bits of `run_bits` and every other lane of `v` the lowest value
+/// (which the maximum may equal, hence the bits). None when a NaN appears.
+///
+/// # Safety
+/// The CPU must support AVX2 (inlined into such functions only).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn window_best_byte<T: Lanes, const LAST: bool>(
+    v: __m256i,
+    run_bits: u32,
+) -> Option<usize> {
     if T::CAN_NAN {
         let nan = T::nan(v);
         if _mm256_testz_si256(nan, nan) == 0 {
             return None;
         }
     }
-    let run_bits = ((1u32 << n) - 1) << skip;
     let winners = _mm256_movemask_epi8(T::eq(v, all_lanes_max::<T>(v))) as u32 & run_bits;
-    let byte = if LAST {
+    Some(if LAST {
         31 - winners.leading_zeros() as usize
     } else {
         winners.trailing_zeros() as usize
-    };
-    Some((byte - skip) / T::SIZE)
+    })
 }
 
 /// The position of the first (or, with `LAST`, the last) maximum of the `n` bytes (32 to

@@ -275,14 +275,29 @@ pub(crate) fn for_each_line(
     len: usize,
     mut line: impl FnMut(At, usize),
 ) {
-    // With no dimensions, one line (of the single step a walk over them has).
-    let line_size = dims.last().map_or(usize::MAX, |inner| inner.size);
-    let (mut position, end) = (start, start + len);
-    while position < end {
-        let n = (line_size - position % line_size).min(end - position);
-        let at = Walk::new(dims, position, 1).at;
+    let Some((inner, outer)) = dims.split_last() else {
+        // No dimensions: one line, of the single step a walk over them has.
+        if len > 0 {
+            line(At::default(), len);
+        }
+        return;
+    };
+    if len == 0 {
+        return;
+    }
+    // The lines' starts come from a walk over the outer dimensions, one step a line: no
+    // division per line. The first line may start inside the innermost dimension.
+    let first_line = start / inner.size;
+    let lines = (start + len - 1) / inner.size - first_line + 1;
+    let (mut skip, mut left) = (start % inner.size, len);
+    for mut at in Walk::new(outer, first_line, lines) {
+        at.offset += skip * inner.stride;
+        at.index += skip * inner.index_stride;
+        at.slot += skip * inner.slot_stride;
+        let n = (inner.size - skip).min(left);
         line(at, n);
-        position += n;
+        left -= n;
+        skip = 0;
     }
 }
 

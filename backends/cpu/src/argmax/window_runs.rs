@@ -12,7 +12,7 @@
 //! scalar loop in C. Runs whose vectors would reach past the end of the input go through
 //! [`Prims::run_argmax`].
 
-use super::kernels::{all_lanes_max, run_argmax_portable, Avx2Prims, Prims};
+use super::kernels::{all_lanes_max, run_argmax_portable, window_best_byte, Avx2Prims, Prims};
 use super::lanes::Lanes;
 use super::plan::{for_each_line, Dim};
 use super::{Job, Outputs};
@@ -20,7 +20,7 @@ use crate::element::FromIndex;
 use std::arch::x86_64::*;
 
 /// The longest run, in bytes, this kernel reads: two vectors.
-pub(super) const WINDOW_RUN_MAX_BYTES: usize = 64;
+const WINDOW_RUN_MAX_BYTES: usize = 64;
 
 /// Whether runs of `run` with elements of `T` are this kernel's: contiguous, 1 to
 /// [`WINDOW_RUN_MAX_BYTES`] bytes.
@@ -127,19 +127,7 @@ unsafe fn one_vector<T: Lanes, const LAST: bool>(
     run_bits: u32,
 ) -> Option<usize> {
     let v = _mm256_blendv_epi8(T::lowest(), T::load(p), inside);
-    if T::CAN_NAN {
-        let nan = T::nan(v);
-        if _mm256_testz_si256(nan, nan) == 0 {
-            return None;
-        }
-    }
-    let winners = _mm256_movemask_epi8(T::eq(v, all_lanes_max::<T>(v))) as u32 & run_bits;
-    let byte = if LAST {
-        31 - winners.leading_zeros() as usize
-    } else {
-        winners.trailing_zeros() as usize
-    };
-    Some(byte / T::SIZE)
+    Some(window_best_byte::<T, LAST>(v, run_bits)? / T::SIZE)
 }
 
 /// [`one_vector`] for a run of `n` bytes, 33 to 64, at `p`: the vectors at its start and at
