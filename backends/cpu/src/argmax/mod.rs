@@ -41,6 +41,8 @@ mod tournament;
 #[cfg(target_arch = "x86_64")]
 mod transposed_runs;
 #[cfg(target_arch = "x86_64")]
+mod window_items;
+#[cfg(target_arch = "x86_64")]
 mod window_runs;
 
 use crate::element::FromIndex;

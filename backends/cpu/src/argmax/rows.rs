@@ -39,6 +39,8 @@ use super::plan::{Dim, Plan, Walk};
 use super::scan::run_best;
 #[cfg(target_arch = "x86_64")]
 use super::transposed_runs::Transposed;
+#[cfg(target_arch = "x86_64")]
+use super::window_items::WindowItems;
 use super::{items_per_task, splits_items, Job, Outputs};
 use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
@@ -199,6 +201,13 @@ impl Job<'_> {
             self.rows_transposed::<T, O, LAST>(outputs, &transposed, run);
             return;
         }
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Avx2 {
+            if let Some(items) = WindowItems::new::<T>(plan) {
+                self.rows_window_items::<T, O, LAST>(outputs, &items);
+                return;
+            }
+        }
         let tail = Tail::new::<T>(
             &plan.outer,
             plan.tail.expect("a tail"),
@@ -329,6 +338,29 @@ impl Job<'_> {
             }
             self.write_tail::<O, LAST>(outputs, &tail, slot, t0, count, |lane| index[lane]);
         }
+    }
+
+    /// Every item (an outer coordinate's rows) read as one or two vectors, all its outputs'
+    /// maxima at once ([`WindowItems`]): tasks of consecutive items.
+    #[cfg(target_arch = "x86_64")]
+    fn rows_window_items<T: Lanes, O: FromIndex, const LAST: bool>(
+        &self,
+        outputs: &Outputs<O>,
+        items: &WindowItems,
+    ) {
+        let outer = &self.plan.outer;
+        let units: usize = outer.iter().map(|d| d.size).product();
+        let per_item = items.item_elements();
+        let parallel = units.saturating_mul(per_item) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
+        let per_task = items_per_task(units, per_item);
+        let tasks = units.div_ceil(per_task);
+        for_each_task(tasks, parallel, |t| {
+            let first = t * per_task;
+            let count = per_task.min(units - first);
+            // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2; each task writes the
+            // outputs of its own items.
+            unsafe { items.task::<T, O, LAST>(self, outer, first, count, outputs) };
+        });
     }
 
     /// Writes the results of the `count` tail outputs from `t0` of the unit at `slot`:

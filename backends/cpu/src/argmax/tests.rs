@@ -1368,6 +1368,51 @@ fn lone_runs_of_up_to_two_vectors_match_the_reference_whatever_the_order_of_thei
 }
 
 #[test]
+fn items_of_up_to_two_vectors_at_a_power_of_two_pitch_match_the_reference() {
+    // A reduced dimension whose stride (the pitch) is a power of two of 2 to 32 bytes holding
+    // a short tail of outputs (`window_items` under AVX2): every pitch, tails that fill it or
+    // leave gaps, items of one vector (short of it or filling it) and of two (overlapping or
+    // not), the outer dimensions swapped in memory, both directions; the last items reach the
+    // buffer's end. Then a tail whose elements lie two apart.
+    let mut rng = Rng(6161);
+    for data_type in ALL_TYPES {
+        let size = data_type.size_in_bytes();
+        for pitch in [2usize, 4, 8, 16, 32].into_iter().filter(|&p| p >= size) {
+            let per_pitch = pitch / size;
+            let tails = [1, 2, per_pitch / 2 + 1, per_pitch];
+            let rows = [2, 3, 32 / pitch, 32 / pitch + 1, 64 / pitch];
+            for &tail in tails.iter().filter(|&&k| k <= per_pitch) {
+                for &rows in rows.iter().filter(|&&r| r >= 2 && r * pitch <= 64) {
+                    let pad = (per_pitch - tail) as u32;
+                    let input = laid_out(
+                        data_type,
+                        &[7, 5, rows as u32, tail as u32],
+                        &[1, 0, 2, 3],
+                        &[0, 0, 0, pad],
+                        &[],
+                        &mut rng,
+                    );
+                    check_all(&input, &[2], "items at a power-of-two pitch");
+                }
+            }
+        }
+        // Three outputs two elements apart at a pitch of 8 elements (32 bytes at most).
+        let (tail, pitch) = (3u32, 8u32);
+        for rows in [2, 64 / (8 * size as u32)] {
+            if pitch as usize * size > 32 || rows < 2 {
+                continue;
+            }
+            let strides = [rows * pitch, pitch, 2];
+            let desc =
+                TensorDesc::with_strides(data_type, &[9, rows, tail], Some(&strides)).unwrap();
+            let len = desc.total_tensor_size_in_bytes as usize / size;
+            let input = Tensor::from_bytes(desc, tie_heavy(data_type, len, &mut rng)).unwrap();
+            check_all(&input, &[1], "items whose tail's elements lie two apart");
+        }
+    }
+}
+
+#[test]
 fn runs_shorter_than_a_vector_match_the_reference_alone_or_many_per_output() {
     // Runs of 1 to 64 bytes, padded or not: one per output (a vector from the run's start,
     // or near the buffer's end one ending there, its other lanes ignored), and many per

@@ -95,7 +95,13 @@ pub(super) unsafe fn runs_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
 /// How many of the `len` steps from byte `first`, `pitch` bytes apart, start a read of
 /// `reach` bytes that ends inside an input of `bytes` bytes: the steps before the first that
 /// would read past its end.
-fn steps_inside(first: usize, pitch: usize, len: usize, reach: usize, bytes: usize) -> usize {
+pub(super) fn steps_inside(
+    first: usize,
+    pitch: usize,
+    len: usize,
+    reach: usize,
+    bytes: usize,
+) -> usize {
     let Some(room) = bytes.checked_sub(first + reach) else {
         return 0;
     };
@@ -107,7 +113,7 @@ fn steps_inside(first: usize, pitch: usize, len: usize, reach: usize, bytes: usi
 
 /// Bytes 0 to 31 in order: lane `i` of the vector holds `i`.
 #[inline(always)]
-unsafe fn byte_numbers() -> __m256i {
+pub(super) unsafe fn byte_numbers() -> __m256i {
     _mm256_setr_epi8(
         0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
         25, 26, 27, 28, 29, 30, 31,
