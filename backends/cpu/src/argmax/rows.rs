@@ -203,7 +203,7 @@ impl Job<'_> {
         }
         #[cfg(target_arch = "x86_64")]
         if self.isa == Isa::Avx2 {
-            if let Some(items) = WindowItems::new::<T>(plan) {
+            if let Some(items) = WindowItems::phases::<T>(plan) {
                 self.rows_window_items::<T, O, LAST>(outputs, &items);
                 return;
             }
@@ -227,6 +227,13 @@ impl Job<'_> {
         if let Some(interleaved) = Interleaved::new::<T>(self.isa, plan) {
             self.rows_interleaved::<T, O, LAST>(outputs, &interleaved);
             return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Avx2 {
+            if let Some(items) = WindowItems::stacked::<T>(plan) {
+                self.rows_window_items::<T, O, LAST>(outputs, &items);
+                return;
+            }
         }
         let block = tail.block::<T>();
         let blocks = tail.count.div_ceil(block);
@@ -340,16 +347,15 @@ impl Job<'_> {
         }
     }
 
-    /// Every item (an outer coordinate's rows) read as one or two vectors, all its outputs'
-    /// maxima at once ([`WindowItems`]): tasks of consecutive items.
+    /// Every item (an outer coordinate's rows) read through windows of one or two vectors,
+    /// with no state kept between items ([`WindowItems`]): tasks of consecutive items.
     #[cfg(target_arch = "x86_64")]
     fn rows_window_items<T: Lanes, O: FromIndex, const LAST: bool>(
         &self,
         outputs: &Outputs<O>,
         items: &WindowItems,
     ) {
-        let outer = &self.plan.outer;
-        let units: usize = outer.iter().map(|d| d.size).product();
+        let units = items.count();
         let per_item = items.item_elements();
         let parallel = units.saturating_mul(per_item) >= PARALLEL_MIN_ELEMENTS && threads() > 1;
         let per_task = items_per_task(units, per_item);
@@ -359,7 +365,7 @@ impl Job<'_> {
             let count = per_task.min(units - first);
             // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2; each task writes the
             // outputs of its own items.
-            unsafe { items.task::<T, O, LAST>(self, outer, first, count, outputs) };
+            unsafe { items.task::<T, O, LAST>(self, first, count, outputs) };
         });
     }
 

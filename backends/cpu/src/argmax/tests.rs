@@ -1413,6 +1413,35 @@ fn items_of_up_to_two_vectors_at_a_power_of_two_pitch_match_the_reference() {
 }
 
 #[test]
+fn stacked_items_of_a_window_of_up_to_two_vectors_per_row_match_the_reference() {
+    // One reduced dimension of 2 to 257 rows (256 at most are stacked), each row's outputs
+    // (the tail and a kept dimension inside the row, padded) spanning one vector or two,
+    // the outer dimensions swapped in memory, both directions; the last items reach the
+    // buffer's end.
+    let mut rng = Rng(6262);
+    for data_type in ALL_TYPES {
+        let size = data_type.size_in_bytes() as u32;
+        for (kept, tail, pad) in [(2u32, 3u32, 1u32), (4, 4, 7), (3, 2, 0), (2, 1, 2)] {
+            if ((kept - 1) * (tail + pad) + tail) * size > 64 {
+                continue;
+            }
+            for rows in [2u32, 3, 17, 256, 257] {
+                let outer = if rows > 17 { [2, 3] } else { [7, 5] };
+                let input = laid_out(
+                    data_type,
+                    &[outer[0], outer[1], rows, kept, tail],
+                    &[1, 0, 2, 3, 4],
+                    &[0, 0, 0, 0, pad],
+                    &[],
+                    &mut rng,
+                );
+                check_all(&input, &[2], "stacked items");
+            }
+        }
+    }
+}
+
+#[test]
 fn runs_shorter_than_a_vector_match_the_reference_alone_or_many_per_output() {
     // Runs of 1 to 64 bytes, padded or not: one per output (a vector from the run's start,
     // or near the buffer's end one ending there, its other lanes ignored), and many per

@@ -1,21 +1,28 @@
-//! AVX2: ArgMax of a [`Shape::Rows`](super::plan::Shape::Rows) plan whose *items* (the rows
-//! of one outer coordinate, each a short tail of outputs) fit in two vectors: one reduced
-//! dimension of at most 64 bytes whose stride, the *pitch*, is a power of two holding the
-//! whole tail, such as UINT8 `[n, 9, 2]` over axis 1 (pitch 2, an item of 18 bytes holding
-//! two outputs).
+//! AVX2: ArgMax of a [`Shape::Rows`](super::plan::Shape::Rows) plan with one reduced
+//! dimension, item by item: an *item* is the reduced rows of one outer coordinate, and its
+//! outputs are those of the tail (and of one more kept dimension lying inside a row) whose
+//! elements fit in two vectors per row. Each item is read with no state kept between items,
+//! in one of two ways.
 //!
-//! An item is read as one vector from its start (its lanes past the item set to the lowest
-//! value under a mask built once per call), or as two, the second ending at the item's end.
-//! Lanes a multiple of the pitch apart hold the same output, so the maxima of every output at
-//! once come from rotating the vector by the pitch's multiples (within each half, then across
-//! the halves) and taking the maximum each time; the lanes equal to their output's maximum
-//! give one mask of the item's bytes, and each output's position is the first (with
-//! DECREASING, last) bit of its own lanes in that mask. No branch depends on the data (but
-//! for a NaN, which sends the item to the exact loop).
+//! - *Phases* ([`WindowItems::phases`]): the whole item fits in two vectors and the rows'
+//!   stride (the *pitch*) is a power of two holding a row's outputs, such as UINT8 `[n, 9, 2]`
+//!   over axis 1 (pitch 2, items of 18 bytes). An item is read as one vector from its start
+//!   (its lanes past the item set to the lowest value under a mask built once per call), or
+//!   as two, the second ending at the item's end. Lanes a multiple of the pitch apart hold
+//!   the same output, so the maxima of every output at once come from rotating the vector by
+//!   the pitch's multiples (within each half, then across the halves) and taking the maximum
+//!   each time; the lanes equal to their output's maximum give one mask of the item's bytes,
+//!   and each output's position is the first (with DECREASING, last) bit of its own lanes.
+//! - *Stacked* ([`WindowItems::stacked`]): a row's outputs span at most two vectors, at any
+//!   pitch, up to 256 rows, such as a padded UINT8 `[n, 3, 4, 4]` over axis 1. The item's rows
+//!   are folded into one or two vectors of maxima, each lane keeping the row of its best value
+//!   in a vector of row numbers, and each output reads its row from its own lane.
 //!
-//! The row kernels fold such an item row by row, a vector step for each row of two bytes:
-//! UINT8 `[7545, 6, 3, 9, 2]` over axis 3 took about 10 ms on one AMD EPYC (Zen 3) core,
-//! behind ONNX Runtime's 8.4.
+//! No branch depends on the data, but for a NaN among the outputs' elements, which sends the
+//! item to the exact loop. The row kernels fold an item as rows of a tail with state kept per
+//! output and the results written through it, a cost per item that short items feel: UINT8
+//! `[7545, 6, 3, 9, 2]` over axis 3 took about 10 ms on one AMD EPYC (Zen 3) core, behind
+//! ONNX Runtime's 8.4, and a UINT8 `[1710, 128, 3, 4, 4]` padded to 11 over axis 2 38 ms.
 
 use super::kernels::better;
 use super::lanes::Lanes;
@@ -25,120 +32,230 @@ use super::{Job, Outputs};
 use crate::element::FromIndex;
 use std::arch::x86_64::*;
 
-/// The widest item this kernel reads, in bytes: two vectors.
+/// The widest window this kernel reads at once, in bytes: two vectors.
 const WINDOW_BYTES: usize = 64;
 
 /// Bytes in a vector.
 const VECTOR_BYTES: usize = 32;
 
+/// Rows a stacked item holds at most (their numbers are kept in byte lanes).
+const STACKED_MAX_ROWS: usize = 256;
+
+/// One output of an item.
+#[derive(Debug, Clone, Copy)]
+struct ItemOutput {
+    /// Its first element's offset from the item's, in elements.
+    offset: usize,
+    /// Its slot's distance from the item's first slot.
+    slot: usize,
+    /// Phases: the mask bits of the first byte of each of its elements in the item's window.
+    /// Stacked: the bit of its first byte in a row's window.
+    bits: u64,
+    /// Stacked: the byte of a row's window where its element starts.
+    lane: usize,
+}
+
+/// How an item is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The whole item in one window, its outputs' maxima by rotations of the pitch.
+    Phases,
+    /// The rows folded one by one into a window of a row's outputs.
+    Stacked,
+}
+
 /// How the items of one call lie: found once, used for every item.
 pub(super) struct WindowItems {
-    /// Bytes between an item's rows (the reduced dimension's stride): 2, 4, 8, 16 or 32.
-    pitch: usize,
+    mode: Mode,
     /// The reduced dimension: rows per item, their input stride and index stride.
     reduced: Dim,
-    /// The tail: outputs per item, their input stride and slot stride.
-    tail: Dim,
-    /// Per tail output: the mask bits of the first byte of each of its elements in an item.
-    output_bits: Vec<u64>,
+    /// The outer dimensions walked item by item.
+    units: Vec<Dim>,
+    outputs: Vec<ItemOutput>,
+    /// Phases: the window's bytes (rows × pitch). Stacked: a row's window, from its first
+    /// output's element to the end of its last.
+    window: usize,
+    /// The bits of every output's elements' first bytes in the window (a NaN elsewhere does
+    /// not matter).
+    output_bits: u64,
 }
 
 impl WindowItems {
-    /// The layout of `plan`'s items, or None when they are not this kernel's: one reduced
-    /// dimension, a pitch that is a power of two of at most a vector holding the whole tail,
-    /// and at most [`WINDOW_BYTES`] of rows.
-    pub(super) fn new<T: Lanes>(plan: &Plan) -> Option<WindowItems> {
-        let (&[reduced], Some(tail), None) = (&plan.reduced[..], plan.tail, plan.tail_gap) else {
-            return None;
-        };
-        let pitch = reduced.stride.checked_mul(T::SIZE)?;
-        let tail_bytes = ((tail.size - 1) * tail.stride + 1) * T::SIZE;
+    /// The phased items of `plan`, or None when they are not: one reduced dimension, a pitch
+    /// that is a power of two of at most a vector holding a row's outputs, and at most
+    /// [`WINDOW_BYTES`] of rows.
+    pub(super) fn phases<T: Lanes>(plan: &Plan) -> Option<WindowItems> {
+        let mut items = WindowItems::new::<T>(plan, Mode::Phases)?;
+        let pitch = items.reduced.stride.checked_mul(T::SIZE)?;
         let fits = pitch.is_power_of_two()
             && pitch <= VECTOR_BYTES
-            && tail_bytes <= pitch
-            && reduced.size >= 2
-            && reduced.size * pitch <= WINDOW_BYTES;
+            && items.window <= pitch
+            && items.reduced.size * pitch <= WINDOW_BYTES;
         if !fits {
             return None;
         }
-        let output_bits = (0..tail.size)
-            .map(|j| {
-                (0..reduced.size)
-                    .map(|row| 1u64 << (row * pitch + j * tail.stride * T::SIZE))
-                    .fold(0, |bits, bit| bits | bit)
-            })
-            .collect();
+        items.window = items.reduced.size * pitch;
+        for output in &mut items.outputs {
+            output.bits = (0..items.reduced.size)
+                .map(|row| 1u64 << (row * pitch + output.offset * T::SIZE))
+                .fold(0, |bits, bit| bits | bit);
+        }
+        items.output_bits = items.outputs.iter().fold(0, |bits, o| bits | o.bits);
+        Some(items)
+    }
+
+    /// The stacked items of `plan`, or None when they are not: one reduced dimension of at
+    /// most [`STACKED_MAX_ROWS`] rows, and a row's outputs within [`WINDOW_BYTES`].
+    pub(super) fn stacked<T: Lanes>(plan: &Plan) -> Option<WindowItems> {
+        let items = WindowItems::new::<T>(plan, Mode::Stacked)?;
+        (items.reduced.size <= STACKED_MAX_ROWS).then_some(items)
+    }
+
+    /// The items of `plan` read in `mode`, the window a row's outputs' span: None without a
+    /// single reduced dimension of at least two rows, or when a row's outputs span more than
+    /// [`WINDOW_BYTES`].
+    fn new<T: Lanes>(plan: &Plan, mode: Mode) -> Option<WindowItems> {
+        let (&[reduced], Some(tail), None) = (&plan.reduced[..], plan.tail, plan.tail_gap) else {
+            return None;
+        };
+        if reduced.size < 2 {
+            return None;
+        }
+        // The tail, and the outer dimension nearest it when its elements lie inside a row.
+        let mut kept = vec![tail];
+        let mut units = plan.outer.clone();
+        if let Some(&inner) = units.last() {
+            if inner.stride < reduced.stride {
+                units.pop();
+                kept.push(inner);
+            }
+        }
+        let span = kept
+            .iter()
+            .map(|d| (d.size - 1) * d.stride)
+            .sum::<usize>()
+            .checked_add(1)?
+            .checked_mul(T::SIZE)?;
+        if span > WINDOW_BYTES {
+            return None;
+        }
+        let mut outputs = vec![ItemOutput {
+            offset: 0,
+            slot: 0,
+            bits: 0,
+            lane: 0,
+        }];
+        for d in kept.iter().rev() {
+            outputs = outputs
+                .iter()
+                .flat_map(|o| {
+                    (0..d.size).map(move |c| ItemOutput {
+                        offset: o.offset + c * d.stride,
+                        slot: o.slot + c * d.slot_stride,
+                        ..*o
+                    })
+                })
+                .collect();
+        }
+        let mut output_bits = 0;
+        for output in &mut outputs {
+            output.lane = output.offset * T::SIZE;
+            output.bits = 1 << output.lane;
+            output_bits |= output.bits;
+        }
         Some(WindowItems {
-            pitch,
+            mode,
             reduced,
-            tail,
+            units,
+            outputs,
+            window: span,
             output_bits,
         })
     }
 
-    /// Input elements an item holds, the gaps between its outputs included.
+    /// Items in the call.
+    pub(super) fn count(&self) -> usize {
+        self.units.iter().map(|d| d.size).product()
+    }
+
+    /// Input elements an item covers, the gaps between its outputs included.
     pub(super) fn item_elements(&self) -> usize {
         self.reduced.size * self.reduced.stride
     }
 
-    /// Writes the outputs of items `first..first + count` of the walk over `outer`.
+    /// Writes the outputs of items `first..first + count`.
     ///
     /// # Safety
     /// The CPU must support AVX2; no other thread writes these items' outputs.
     pub(super) unsafe fn task<T: Lanes, O: FromIndex, const LAST: bool>(
         &self,
         job: &Job<'_>,
-        outer: &[Dim],
         first: usize,
         count: usize,
         outputs: &Outputs<O>,
     ) {
-        match self.pitch {
-            2 => self.task_avx2::<T, O, LAST, 2>(job, outer, first, count, outputs),
-            4 => self.task_avx2::<T, O, LAST, 4>(job, outer, first, count, outputs),
-            8 => self.task_avx2::<T, O, LAST, 8>(job, outer, first, count, outputs),
-            16 => self.task_avx2::<T, O, LAST, 16>(job, outer, first, count, outputs),
-            _ => self.task_avx2::<T, O, LAST, 32>(job, outer, first, count, outputs),
+        let pitch = self.reduced.stride * T::SIZE;
+        match (self.mode, pitch, self.window > VECTOR_BYTES) {
+            (Mode::Phases, 2, _) => {
+                self.walk::<T, O, LAST, _>(job, first, count, outputs, Phases::<2>)
+            }
+            (Mode::Phases, 4, _) => {
+                self.walk::<T, O, LAST, _>(job, first, count, outputs, Phases::<4>)
+            }
+            (Mode::Phases, 8, _) => {
+                self.walk::<T, O, LAST, _>(job, first, count, outputs, Phases::<8>)
+            }
+            (Mode::Phases, 16, _) => {
+                self.walk::<T, O, LAST, _>(job, first, count, outputs, Phases::<16>)
+            }
+            (Mode::Phases, _, _) => {
+                self.walk::<T, O, LAST, _>(job, first, count, outputs, Phases::<32>)
+            }
+            (Mode::Stacked, _, false) => {
+                self.walk::<T, O, LAST, _>(job, first, count, outputs, Stacked::<false>)
+            }
+            (Mode::Stacked, _, true) => {
+                self.walk::<T, O, LAST, _>(job, first, count, outputs, Stacked::<true>)
+            }
         }
     }
 
-    /// [`WindowItems::task`] for a pitch of `PITCH` bytes.
+    /// [`WindowItems::task`] with the item kernel `K`.
     ///
     /// # Safety
-    /// As [`WindowItems::task`], and `PITCH == self.pitch`.
+    /// As [`WindowItems::task`]; `kernel` is this call's mode.
     #[target_feature(enable = "avx2")]
-    unsafe fn task_avx2<T: Lanes, O: FromIndex, const LAST: bool, const PITCH: usize>(
+    unsafe fn walk<T: Lanes, O: FromIndex, const LAST: bool, K: ItemKernel>(
         &self,
         job: &Job<'_>,
-        outer: &[Dim],
         first: usize,
         count: usize,
         outputs: &Outputs<O>,
+        kernel: K,
     ) {
-        debug_assert_eq!(PITCH, self.pitch, "window_items: pitch");
         let data = job.data;
-        let width = self.reduced.size * PITCH;
         let inside = _mm256_cmpgt_epi8(
-            _mm256_set1_epi8(width.min(VECTOR_BYTES) as i8),
+            _mm256_set1_epi8(self.window.min(VECTOR_BYTES) as i8),
             byte_numbers(),
         );
+        let reach = kernel.reach::<T>(self);
         // No outer dimension: a single item, whose line's strides are never used.
-        let inner = outer.last().copied().unwrap_or(Dim {
+        let inner = self.units.last().copied().unwrap_or(Dim {
             size: 1,
             stride: 0,
             index_stride: 0,
             slot_stride: 0,
         });
-        let tail_slots = (self.tail.size - 1) * self.tail.slot_stride;
-        for_each_line(outer, first, count, |at, len| {
+        let item_slots = self.outputs.iter().map(|o| o.slot).max().unwrap_or(0);
+        for_each_line(&self.units, first, count, |at, len| {
             let fast = steps_inside(
                 at.offset * T::SIZE,
                 inner.stride * T::SIZE,
                 len,
-                width.max(VECTOR_BYTES),
+                reach,
                 data.len(),
             );
-            let last_slot = at.slot + (len - 1) * inner.slot_stride + tail_slots;
+            let last_slot = at.slot + (len - 1) * inner.slot_stride + item_slots;
             let out = outputs.slots_at(at.slot, last_slot + 1 - at.slot);
             let store = |slot: usize, row: usize| {
                 let index = O::from_index(job.finish::<LAST>(row * self.reduced.index_stride));
@@ -150,18 +267,17 @@ impl WindowItems {
             for step in 0..len {
                 let start = at.offset + step * inner.stride;
                 let slot = step * inner.slot_stride;
-                let winners = if step < fast {
-                    item_winners::<T, PITCH>(data.as_ptr().add(start * T::SIZE), width, inside)
+                let found = if step < fast {
+                    kernel.find::<T, LAST>(self, data.as_ptr().add(start * T::SIZE), inside)
                 } else {
                     None
                 };
-                for (j, bits) in self.output_bits.iter().enumerate() {
-                    let slot = slot + j * self.tail.slot_stride;
-                    let row = match winners {
-                        Some(winners) => first_or_last_bit::<LAST>(winners & bits) / PITCH,
-                        None => self.exact_row::<T, LAST>(data, start + j * self.tail.stride),
+                for output in &self.outputs {
+                    let row = match &found {
+                        Some(found) => K::row::<LAST>(found, output),
+                        None => self.exact_row::<T, LAST>(data, start + output.offset),
                     };
-                    store(slot, row);
+                    store(slot + output.slot, row);
                 }
             }
         });
@@ -185,45 +301,182 @@ impl WindowItems {
     }
 }
 
-/// The mask of the bytes of the item of `width` bytes at `p` (one bit per byte, the item's
-/// first byte the lowest bit) whose element equals the maximum of the lanes a multiple of
-/// `PITCH` bytes away: each output's maximum, in its own lanes. None when a NaN appears.
-///
-/// # Safety
-/// The CPU must support AVX2 (inlined into such functions only); `width.max(32)` readable
-/// bytes at `p`; `inside` the lanes below `width.min(32)`.
-#[inline(always)]
-unsafe fn item_winners<T: Lanes, const PITCH: usize>(
-    p: *const u8,
-    width: usize,
-    inside: __m256i,
-) -> Option<u64> {
-    if width <= VECTOR_BYTES {
-        let v = _mm256_blendv_epi8(T::lowest(), T::load(p), inside);
-        if T::CAN_NAN && has_nan::<T>(v) {
-            return None;
-        }
-        let max = phase_max::<T, PITCH>(v);
-        return Some(u64::from(_mm256_movemask_epi8(T::eq(v, max)) as u32));
-    }
-    let head = T::load(p);
-    let tail = T::load(p.add(width - VECTOR_BYTES));
-    if T::CAN_NAN && has_nan::<T>(_mm256_or_si256(head, tail)) {
-        return None;
-    }
-    let max = phase_max::<T, PITCH>(T::max(head, tail));
-    let bits = |v: __m256i| u64::from(_mm256_movemask_epi8(T::eq(v, max)) as u32);
-    Some(bits(head) | bits(tail) << (width - VECTOR_BYTES))
+/// What an item's mode computes once per item, and how each output takes its row from it.
+trait ItemKernel: Copy {
+    /// What [`ItemKernel::find`] hands each output.
+    type Found;
+
+    /// Bytes read from an item's start.
+    fn reach<T: Lanes>(&self, items: &WindowItems) -> usize;
+
+    /// The item at `p`'s result for all its outputs; None when a NaN lies among them.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (inlined into such functions only); [`ItemKernel::reach`]
+    /// readable bytes at `p`; `inside` the lanes below `items.window.min(32)`.
+    unsafe fn find<T: Lanes, const LAST: bool>(
+        &self,
+        items: &WindowItems,
+        p: *const u8,
+        inside: __m256i,
+    ) -> Option<Self::Found>;
+
+    /// The row of `output`'s first (with `LAST`, last) maximum.
+    fn row<const LAST: bool>(found: &Self::Found, output: &ItemOutput) -> usize;
 }
 
-/// True when a lane of `v` holds a NaN.
+/// [`Mode::Phases`] at a pitch of `PITCH` bytes.
+#[derive(Clone, Copy)]
+struct Phases<const PITCH: usize>;
+
+impl<const PITCH: usize> ItemKernel for Phases<PITCH> {
+    /// The mask of the item's bytes (bit `i` for byte `i`) whose element equals the maximum
+    /// of its output.
+    type Found = u64;
+
+    fn reach<T: Lanes>(&self, items: &WindowItems) -> usize {
+        items.window.max(VECTOR_BYTES)
+    }
+
+    #[inline(always)]
+    unsafe fn find<T: Lanes, const LAST: bool>(
+        &self,
+        items: &WindowItems,
+        p: *const u8,
+        inside: __m256i,
+    ) -> Option<u64> {
+        let width = items.window;
+        if width <= VECTOR_BYTES {
+            let v = _mm256_blendv_epi8(T::lowest(), T::load(p), inside);
+            if T::CAN_NAN && lane_bits(T::nan(v)) & items.output_bits != 0 {
+                return None;
+            }
+            let max = phase_max::<T, PITCH>(v);
+            return Some(lane_bits(T::eq(v, max)));
+        }
+        let head = T::load(p);
+        let tail = T::load(p.add(width - VECTOR_BYTES));
+        let joined = |head: __m256i, tail: __m256i| {
+            lane_bits(head) | lane_bits(tail) << (width - VECTOR_BYTES)
+        };
+        if T::CAN_NAN && joined(T::nan(head), T::nan(tail)) & items.output_bits != 0 {
+            return None;
+        }
+        let max = phase_max::<T, PITCH>(T::max(head, tail));
+        Some(joined(T::eq(head, max), T::eq(tail, max)))
+    }
+
+    #[inline(always)]
+    fn row<const LAST: bool>(found: &u64, output: &ItemOutput) -> usize {
+        first_or_last_bit::<LAST>(found & output.bits) / PITCH
+    }
+}
+
+/// [`Mode::Stacked`], a row's window one vector or (`TWO`) two.
+#[derive(Clone, Copy)]
+struct Stacked<const TWO: bool>;
+
+impl<const TWO: bool> ItemKernel for Stacked<TWO> {
+    /// Per byte of a row's window, the row of its lane's best element.
+    type Found = [u8; WINDOW_BYTES];
+
+    fn reach<T: Lanes>(&self, items: &WindowItems) -> usize {
+        (items.reduced.size - 1) * items.reduced.stride * T::SIZE + items.window.max(VECTOR_BYTES)
+    }
+
+    #[inline(always)]
+    unsafe fn find<T: Lanes, const LAST: bool>(
+        &self,
+        items: &WindowItems,
+        p: *const u8,
+        _inside: __m256i,
+    ) -> Option<[u8; WINDOW_BYTES]> {
+        let pitch = items.reduced.stride * T::SIZE;
+        let second = if TWO { items.window - VECTOR_BYTES } else { 0 };
+        let mut head = Fold::<T, LAST>::new(p);
+        let mut tail = Fold::<T, LAST>::new(p.add(second));
+        for row in 1..items.reduced.size {
+            let number = _mm256_set1_epi8(row as u8 as i8);
+            let q = p.add(row * pitch);
+            head.take(T::load(q), number);
+            if TWO {
+                tail.take(T::load(q.add(second)), number);
+            }
+        }
+        if T::CAN_NAN {
+            let mut nan = lane_bits(head.nan);
+            if TWO {
+                nan |= lane_bits(tail.nan) << second;
+            }
+            if nan & items.output_bits != 0 {
+                return None;
+            }
+        }
+        let mut rows = [0u8; WINDOW_BYTES];
+        _mm256_storeu_si256(rows.as_mut_ptr().cast(), head.rows);
+        if TWO {
+            _mm256_storeu_si256(rows.as_mut_ptr().add(second).cast(), tail.rows);
+        }
+        Some(rows)
+    }
+
+    #[inline(always)]
+    fn row<const LAST: bool>(found: &[u8; WINDOW_BYTES], output: &ItemOutput) -> usize {
+        usize::from(found[output.lane])
+    }
+}
+
+/// A vector of lanes folded over rows: each lane's best value so far, the row it came from,
+/// and the lanes where a NaN appeared.
+struct Fold<T, const LAST: bool> {
+    max: __m256i,
+    rows: __m256i,
+    nan: __m256i,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Lanes, const LAST: bool> Fold<T, LAST> {
+    /// The fold of row 0, at `p`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (inlined into such functions only); 32 readable bytes at `p`.
+    #[inline(always)]
+    unsafe fn new(p: *const u8) -> Self {
+        let max = T::load(p);
+        Fold {
+            max,
+            rows: _mm256_setzero_si256(),
+            nan: T::nan(max),
+            _t: std::marker::PhantomData,
+        }
+    }
+
+    /// Takes the row `v` numbered `number` (in every byte): a lane moves to it when it is
+    /// greater (with `LAST`, not less) than the lane's best.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (inlined into such functions only).
+    #[inline(always)]
+    unsafe fn take(&mut self, v: __m256i, number: __m256i) {
+        self.rows = if LAST {
+            _mm256_blendv_epi8(number, self.rows, T::gt(self.max, v))
+        } else {
+            _mm256_blendv_epi8(self.rows, number, T::gt(v, self.max))
+        };
+        self.max = T::max(self.max, v);
+        if T::CAN_NAN {
+            self.nan = _mm256_or_si256(self.nan, T::nan(v));
+        }
+    }
+}
+
+/// One bit per byte of `v`: its top bit.
 ///
 /// # Safety
 /// The CPU must support AVX2 (inlined into such functions only).
 #[inline(always)]
-unsafe fn has_nan<T: Lanes>(v: __m256i) -> bool {
-    let nan = T::nan(v);
-    _mm256_testz_si256(nan, nan) == 0
+unsafe fn lane_bits(v: __m256i) -> u64 {
+    u64::from(_mm256_movemask_epi8(v) as u32)
 }
 
 /// Each lane of `v` set to the maximum of the lanes a multiple of `PITCH` bytes (a power of
