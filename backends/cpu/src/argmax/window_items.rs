@@ -264,20 +264,20 @@ impl WindowItems {
                 let slot = out.add(slot * O::SIZE);
                 index.write(std::slice::from_raw_parts_mut(slot, O::SIZE));
             };
+            let mut found = K::Found::default();
             for step in 0..len {
                 let start = at.offset + step * inner.stride;
                 let slot = step * inner.slot_stride;
-                let found = if step < fast {
-                    kernel.find::<T, LAST>(self, data.as_ptr().add(start * T::SIZE), inside)
+                let p = data.as_ptr().add(start * T::SIZE);
+                if step < fast && kernel.find::<T, LAST>(self, p, inside, &mut found) {
+                    for output in &self.outputs {
+                        store(slot + output.slot, K::row::<LAST>(&found, output));
+                    }
                 } else {
-                    None
-                };
-                for output in &self.outputs {
-                    let row = match &found {
-                        Some(found) => K::row::<LAST>(found, output),
-                        None => self.exact_row::<T, LAST>(data, start + output.offset),
-                    };
-                    store(slot + output.slot, row);
+                    for output in &self.outputs {
+                        let row = self.exact_row::<T, LAST>(data, start + output.offset);
+                        store(slot + output.slot, row);
+                    }
                 }
             }
         });
@@ -304,12 +304,14 @@ impl WindowItems {
 /// What an item's mode computes once per item, and how each output takes its row from it.
 trait ItemKernel: Copy {
     /// What [`ItemKernel::find`] hands each output.
-    type Found;
+    type Found: Default;
 
     /// Bytes read from an item's start.
     fn reach<T: Lanes>(&self, items: &WindowItems) -> usize;
 
-    /// The item at `p`'s result for all its outputs; None when a NaN lies among them.
+    /// Puts into `found` the item at `p`'s result for all its outputs; false when a NaN lies
+    /// among them. (Returned by value, the stacked rows went through the stack in pieces and
+    /// their reload waited on the stores.)
     ///
     /// # Safety
     /// The CPU must support AVX2 (inlined into such functions only); [`ItemKernel::reach`]
@@ -319,7 +321,8 @@ trait ItemKernel: Copy {
         items: &WindowItems,
         p: *const u8,
         inside: __m256i,
-    ) -> Option<Self::Found>;
+        found: &mut Self::Found,
+    ) -> bool;
 
     /// The row of `output`'s first (with `LAST`, last) maximum.
     fn row<const LAST: bool>(found: &Self::Found, output: &ItemOutput) -> usize;
@@ -344,15 +347,17 @@ impl<const PITCH: usize> ItemKernel for Phases<PITCH> {
         items: &WindowItems,
         p: *const u8,
         inside: __m256i,
-    ) -> Option<u64> {
+        found: &mut u64,
+    ) -> bool {
         let width = items.window;
         if width <= VECTOR_BYTES {
             let v = _mm256_blendv_epi8(T::lowest(), T::load(p), inside);
             if T::CAN_NAN && lane_bits(T::nan(v)) & items.output_bits != 0 {
-                return None;
+                return false;
             }
             let max = phase_max::<T, PITCH>(v);
-            return Some(lane_bits(T::eq(v, max)));
+            *found = lane_bits(T::eq(v, max));
+            return true;
         }
         let head = T::load(p);
         let tail = T::load(p.add(width - VECTOR_BYTES));
@@ -360,10 +365,11 @@ impl<const PITCH: usize> ItemKernel for Phases<PITCH> {
             lane_bits(head) | lane_bits(tail) << (width - VECTOR_BYTES)
         };
         if T::CAN_NAN && joined(T::nan(head), T::nan(tail)) & items.output_bits != 0 {
-            return None;
+            return false;
         }
         let max = phase_max::<T, PITCH>(T::max(head, tail));
-        Some(joined(T::eq(head, max), T::eq(tail, max)))
+        *found = joined(T::eq(head, max), T::eq(tail, max));
+        true
     }
 
     #[inline(always)]
@@ -377,8 +383,7 @@ impl<const PITCH: usize> ItemKernel for Phases<PITCH> {
 struct Stacked<const TWO: bool>;
 
 impl<const TWO: bool> ItemKernel for Stacked<TWO> {
-    /// Per byte of a row's window, the row of its lane's best element.
-    type Found = [u8; WINDOW_BYTES];
+    type Found = RowNumbers;
 
     fn reach<T: Lanes>(&self, items: &WindowItems) -> usize {
         (items.reduced.size - 1) * items.reduced.stride * T::SIZE + items.window.max(VECTOR_BYTES)
@@ -390,7 +395,8 @@ impl<const TWO: bool> ItemKernel for Stacked<TWO> {
         items: &WindowItems,
         p: *const u8,
         _inside: __m256i,
-    ) -> Option<[u8; WINDOW_BYTES]> {
+        found: &mut RowNumbers,
+    ) -> bool {
         let pitch = items.reduced.stride * T::SIZE;
         let second = if TWO { items.window - VECTOR_BYTES } else { 0 };
         let mut head = Fold::<T, LAST>::new(p);
@@ -409,20 +415,29 @@ impl<const TWO: bool> ItemKernel for Stacked<TWO> {
                 nan |= lane_bits(tail.nan) << second;
             }
             if nan & items.output_bits != 0 {
-                return None;
+                return false;
             }
         }
-        let mut rows = [0u8; WINDOW_BYTES];
-        _mm256_storeu_si256(rows.as_mut_ptr().cast(), head.rows);
+        _mm256_store_si256(found.0.as_mut_ptr().cast(), head.rows);
         if TWO {
-            _mm256_storeu_si256(rows.as_mut_ptr().add(second).cast(), tail.rows);
+            _mm256_storeu_si256(found.0.as_mut_ptr().add(second).cast(), tail.rows);
         }
-        Some(rows)
+        true
     }
 
     #[inline(always)]
-    fn row<const LAST: bool>(found: &[u8; WINDOW_BYTES], output: &ItemOutput) -> usize {
-        usize::from(found[output.lane])
+    fn row<const LAST: bool>(found: &RowNumbers, output: &ItemOutput) -> usize {
+        usize::from(found.0[output.lane])
+    }
+}
+
+/// Per byte of a stacked row's window, the row of its lane's best element.
+#[repr(C, align(32))]
+struct RowNumbers([u8; WINDOW_BYTES]);
+
+impl Default for RowNumbers {
+    fn default() -> Self {
+        RowNumbers([0; WINDOW_BYTES])
     }
 }
 
