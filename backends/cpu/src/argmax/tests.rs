@@ -1438,6 +1438,14 @@ fn stacked_items_of_a_window_of_up_to_two_vectors_per_row_match_the_reference() 
                 check_all(&input, &[2], "stacked items");
             }
         }
+        // Two rows 4096 bytes apart (the widest stacked item) and one element further.
+        for pitch in [4096 / size, 4096 / size + 1] {
+            let strides = [2 * pitch, pitch, 1];
+            let desc = TensorDesc::with_strides(data_type, &[3, 2, 4], Some(&strides)).unwrap();
+            let len = desc.total_tensor_size_in_bytes as usize / size as usize;
+            let input = Tensor::from_bytes(desc, tie_heavy(data_type, len, &mut rng)).unwrap();
+            check_all(&input, &[1], "stacked items at the widest span");
+        }
     }
 }
 
