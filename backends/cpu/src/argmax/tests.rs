@@ -1438,6 +1438,28 @@ fn stacked_items_of_a_window_of_up_to_two_vectors_per_row_match_the_reference() 
                 check_all(&input, &[2], "stacked items");
             }
         }
+        // Rows that overlap (a row's outputs span 8 elements, the rows lie 2 apart), and a
+        // broadcast outer dimension (stride 0: its outputs share their elements).
+        for (sizes, strides, what) in [
+            (
+                [9u32, 4, 8],
+                [8u32, 2, 1],
+                "stacked items whose rows overlap",
+            ),
+            (
+                [6, 5, 2],
+                [0, 2, 1],
+                "items under a broadcast kept dimension",
+            ),
+        ] {
+            if sizes[2] * size > 64 {
+                continue;
+            }
+            let desc = TensorDesc::with_strides(data_type, &sizes, Some(&strides)).unwrap();
+            let len = desc.total_tensor_size_in_bytes as usize / size as usize;
+            let input = Tensor::from_bytes(desc, tie_heavy(data_type, len, &mut rng)).unwrap();
+            check_all(&input, &[1], what);
+        }
         // Two rows 4096 bytes apart (the widest stacked item) and one element further.
         for pitch in [4096 / size, 4096 / size + 1] {
             let strides = [2 * pitch, pitch, 1];

@@ -50,6 +50,11 @@ const STACKED_MAX_ROWS: usize = 256;
 /// many items at once).
 const STACKED_MAX_ITEM_BYTES: usize = 4096;
 
+/// Outputs an item holds at most: one per byte of a row's window. More can only come from
+/// kept dimensions whose elements coincide (a broadcast one, of stride 0), whose list of outputs
+/// could outgrow the output itself and would leave one item for a single thread.
+const ITEM_MAX_OUTPUTS: usize = WINDOW_BYTES;
+
 /// One output of an item.
 #[derive(Debug, Clone, Copy)]
 struct ItemOutput {
@@ -127,7 +132,7 @@ impl WindowItems {
 
     /// The items of `plan` read in `mode`, the window a row's outputs' span: None without a
     /// single reduced dimension of at least two rows, or when a row's outputs span more than
-    /// [`WINDOW_BYTES`].
+    /// [`WINDOW_BYTES`] or number more than [`ITEM_MAX_OUTPUTS`].
     fn new<T: Lanes>(plan: &Plan, mode: Mode) -> Option<WindowItems> {
         let (&[reduced], Some(tail), None) = (&plan.reduced[..], plan.tail, plan.tail_gap) else {
             return None;
@@ -150,7 +155,8 @@ impl WindowItems {
             .sum::<usize>()
             .checked_add(1)?
             .checked_mul(T::SIZE)?;
-        if span > WINDOW_BYTES {
+        let count = kept.iter().map(|d| d.size).product::<usize>();
+        if span > WINDOW_BYTES || count > ITEM_MAX_OUTPUTS {
             return None;
         }
         let mut outputs = vec![ItemOutput {
@@ -537,5 +543,23 @@ fn first_or_last_bit<const LAST: bool>(bits: u64) -> usize {
         63 - bits.leading_zeros() as usize
     } else {
         bits.trailing_zeros() as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::test_plan;
+    use super::*;
+
+    #[test]
+    fn a_broadcast_kept_dimension_counts_its_outputs_whatever_its_span() {
+        // `[n, 8, 2]` over axis 1 with the outer dimension broadcast (stride 0): it lies inside
+        // a row (stride 0 < 2), spans nothing, and holds `n` outputs per item.
+        let few = test_plan(&[4, 8, 2], Some(&[0, 2, 1]), &[false, true, false]);
+        let items = WindowItems::phases::<f32>(&few).expect("eight outputs fit an item");
+        assert_eq!(items.outputs.len(), 8);
+        let many = test_plan(&[100_000, 8, 2], Some(&[0, 2, 1]), &[false, true, false]);
+        assert!(WindowItems::phases::<f32>(&many).is_none());
+        assert!(WindowItems::stacked::<f32>(&many).is_none());
     }
 }
