@@ -263,6 +263,17 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// The dimension a line of [`for_each_line`] over `dims` steps along: the innermost one, or,
+/// with no dimensions, a single step whose strides are never used.
+pub(crate) fn line_dim(dims: &[Dim]) -> Dim {
+    dims.last().copied().unwrap_or(Dim {
+        size: 1,
+        stride: 0,
+        index_stride: 0,
+        slot_stride: 0,
+    })
+}
+
 /// The row-major walk of `len` steps over `dims` (outermost first) from position
 /// `start`, a line of the innermost dimension at a time: `line(at, n)` for each, `at` where the
 /// line's first step stands and `n` its steps (the first and last lines may be partial). The

@@ -28,8 +28,8 @@
 
 use super::kernels::better;
 use super::lanes::Lanes;
-use super::plan::{for_each_line, Dim, Plan};
-use super::window_runs::{byte_numbers, steps_inside};
+use super::plan::{for_each_line, line_dim, Dim, Plan};
+use super::window_runs::{lanes_below, steps_inside};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use std::arch::x86_64::*;
@@ -254,18 +254,9 @@ impl WindowItems {
         kernel: K,
     ) {
         let data = job.data;
-        let inside = _mm256_cmpgt_epi8(
-            _mm256_set1_epi8(self.window.min(VECTOR_BYTES) as i8),
-            byte_numbers(),
-        );
+        let inside = lanes_below(self.window.min(VECTOR_BYTES));
         let reach = kernel.reach::<T>(self);
-        // No outer dimension: a single item, whose line's strides are never used.
-        let inner = self.units.last().copied().unwrap_or(Dim {
-            size: 1,
-            stride: 0,
-            index_stride: 0,
-            slot_stride: 0,
-        });
+        let inner = line_dim(&self.units);
         let item_slots = self.outputs.iter().map(|o| o.slot).max().unwrap_or(0);
         for_each_line(&self.units, first, count, |at, len| {
             let fast = steps_inside(

@@ -14,7 +14,7 @@
 
 use super::kernels::{all_lanes_max, run_argmax_portable, window_best_byte, Avx2Prims, Prims};
 use super::lanes::Lanes;
-use super::plan::{for_each_line, Dim};
+use super::plan::{for_each_line, line_dim, Dim};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
 use std::arch::x86_64::*;
@@ -47,15 +47,9 @@ pub(super) unsafe fn runs_task_avx2<T: Lanes, O: FromIndex, const LAST: bool>(
     let n = run.size * T::SIZE;
     // Bytes read from a run's start: a whole vector for a short run, the run for a long one.
     let reach = n.max(32);
-    let inside = _mm256_cmpgt_epi8(_mm256_set1_epi8(n.min(32) as i8), byte_numbers());
+    let inside = lanes_below(n.min(32));
     let run_bits = u32::MAX >> (32 - n.min(32));
-    // No unit dimension: a single output, whose line's strides are never used.
-    let inner = unit_dims.last().copied().unwrap_or(Dim {
-        size: 1,
-        stride: 0,
-        index_stride: 0,
-        slot_stride: 0,
-    });
+    let inner = line_dim(unit_dims);
     for_each_line(unit_dims, first, count, |at, len| {
         let fast = steps_inside(
             at.offset * T::SIZE,
@@ -111,13 +105,18 @@ pub(super) fn steps_inside(
     (room / pitch + 1).min(len)
 }
 
-/// Bytes 0 to 31 in order: lane `i` of the vector holds `i`.
+/// All ones in the bytes below `n` (at most 32), zero in the others: the lanes of a window of
+/// `n` bytes read as one vector.
+///
+/// # Safety
+/// The CPU must support AVX2 (inlined into such functions only).
 #[inline(always)]
-pub(super) unsafe fn byte_numbers() -> __m256i {
-    _mm256_setr_epi8(
+pub(super) unsafe fn lanes_below(n: usize) -> __m256i {
+    let byte_numbers = _mm256_setr_epi8(
         0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
         25, 26, 27, 28, 29, 30, 31,
-    )
+    );
+    _mm256_cmpgt_epi8(_mm256_set1_epi8(n as i8), byte_numbers)
 }
 
 /// The position of the first (or, with `LAST`, the last) maximum of the run whose bytes are
