@@ -1051,7 +1051,7 @@ pub(super) fn run_best<T: Lanes, const LAST: bool>(
 /// [`run_best`] without the vector sweep: the best so far in registers, each element a load,
 /// its key and a compare. For a run the sweep refused (too short, or a NaN met).
 #[inline(always)]
-fn exact_run_best<T: Lanes, const LAST: bool>(
+pub(super) fn exact_run_best<T: Lanes, const LAST: bool>(
     data: &[u8],
     start: usize,
     len: usize,

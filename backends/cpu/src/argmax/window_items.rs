@@ -26,9 +26,9 @@
 //! ONNX Runtime's 8.4, and a UINT8 `[1710, 128, 3, 4, 4]` padded to 11 over axis 2 23–38 ms
 //! (5.4 item by item).
 
-use super::kernels::better;
 use super::lanes::Lanes;
 use super::plan::{for_each_line, line_dim, Dim, Plan};
+use super::scan::exact_run_best;
 use super::window_runs::{lanes_below, steps_inside};
 use super::{Job, Outputs};
 use crate::element::FromIndex;
@@ -297,18 +297,8 @@ impl WindowItems {
     /// The row of the first (or, with `LAST`, the last) maximum of the output whose first
     /// element is at element offset `start`, element by element.
     fn exact_row<T: Lanes, const LAST: bool>(&self, data: &[u8], start: usize) -> usize {
-        let key_at = |row: usize| {
-            let at = (start + row * self.reduced.stride) * T::SIZE;
-            T::read(&data[at..at + T::SIZE]).key()
-        };
-        let (mut best, mut best_row) = (key_at(0), 0);
-        for row in 1..self.reduced.size {
-            let key = key_at(row);
-            if better::<_, LAST>(key, best) {
-                (best, best_row) = (key, row);
-            }
-        }
-        best_row
+        let (rows, stride) = (self.reduced.size, self.reduced.stride);
+        exact_run_best::<T, LAST>(data, start, rows, stride).map_or(0, |(_, row)| row)
     }
 }
 
