@@ -247,6 +247,13 @@ impl Sweep<'_> {
         j0: usize,
         j1: usize,
     ) -> Option<__m256i> {
+        const {
+            assert!(
+                MAXIMA.is_multiple_of(PERIOD),
+                "each running maximum keeps one phase"
+            )
+        };
+        // Vectors wholly inside the span: the unmasked loads below stay inside `data`.
         let whole = j1.min(self.span / VECTOR_BYTES);
         let mut maxima = [T::lowest(); MAXIMA];
         let mut nans = [_mm256_setzero_si256(); MAXIMA];
@@ -488,6 +495,89 @@ mod tests {
                     (r % 3) as f32
                 }
             }));
+        }
+    }
+
+    /// Elements between run elements hold `off`, above anything in the run (or NaN); the run
+    /// holds `low` but for one `high`, planted in turn across consecutive run elements (so in
+    /// every phase of the period), at a block's start and in the run's last vector. Only the
+    /// planted element may win, in both directions, and no run may be refused.
+    fn check_off_run_lanes<T: Lanes>(low: &[u8], high: &[u8], off: &[u8]) {
+        let Some(isa) = Isa::available().into_iter().find(|isa| isa.avx2()) else {
+            return;
+        };
+        for stride in 2..=VECTOR_BYTES / T::SIZE {
+            let shared = StridedRuns::new::<T>(isa, stride).expect("a stride the kernel takes");
+            // A block and 16 vectors: the second block starts at phase 256 mod the period.
+            let len = (BLOCK_VECTORS + 16) * VECTOR_BYTES / (T::SIZE * stride);
+            for start in [0, 1] {
+                let elements = start + (len - 1) * stride + 1;
+                let mut bytes = off.repeat(elements);
+                for i in 0..len {
+                    let at = (start + i * stride) * T::SIZE;
+                    bytes[at..at + T::SIZE].copy_from_slice(low);
+                }
+                // About a run element per vector over more than a period (7) of vectors,
+                // from the second block's start, and the run's last elements.
+                let block_start = BLOCK_VECTORS * VECTOR_BYTES / (T::SIZE * stride);
+                let per_vector = VECTOR_BYTES / (T::SIZE * stride);
+                let planted = (0..12)
+                    .map(|v| block_start + v * per_vector)
+                    .chain(len - 3..len);
+                for i in planted {
+                    let at = (start + i * stride) * T::SIZE;
+                    let run = &mut bytes;
+                    run[at..at + T::SIZE].copy_from_slice(high);
+                    let want = Some((T::read(high).key(), i));
+                    for got in [
+                        strided_run_best::<T, false>(isa, run, start, len, stride),
+                        strided_run_best::<T, true>(isa, run, start, len, stride),
+                        shared.best::<T, false>(run, start, len),
+                        shared.best::<T, true>(run, start, len),
+                    ] {
+                        assert_eq!(got, want, "stride {stride} start {start} planted {i}");
+                    }
+                    run[at..at + T::SIZE].copy_from_slice(low);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn elements_between_a_runs_elements_never_win_whatever_their_value_or_phase() {
+        check_off_run_lanes::<u8>(&[0], &[1], &[255]);
+        check_off_run_lanes::<i8>(&[128], &[0], &[127]);
+        check_off_run_lanes::<u16>(&0u16.to_le_bytes(), &1u16.to_le_bytes(), &[255; 2]);
+        check_off_run_lanes::<i16>(
+            &i16::MIN.to_le_bytes(),
+            &0i16.to_le_bytes(),
+            &i16::MAX.to_le_bytes(),
+        );
+        check_off_run_lanes::<u32>(&0u32.to_le_bytes(), &1u32.to_le_bytes(), &[255; 4]);
+        check_off_run_lanes::<i32>(
+            &i32::MIN.to_le_bytes(),
+            &0i32.to_le_bytes(),
+            &i32::MAX.to_le_bytes(),
+        );
+        check_off_run_lanes::<u64>(&0u64.to_le_bytes(), &1u64.to_le_bytes(), &[255; 8]);
+        check_off_run_lanes::<i64>(
+            &i64::MIN.to_le_bytes(),
+            &0i64.to_le_bytes(),
+            &i64::MAX.to_le_bytes(),
+        );
+        let f16_bytes = |v: f32| f16::from_f32(v).to_le_bytes();
+        for off in [f32::INFINITY, f32::NAN] {
+            check_off_run_lanes::<f16>(&f16_bytes(-65504.0), &f16_bytes(1.0), &f16_bytes(off));
+            check_off_run_lanes::<f32>(
+                &(-1.0f32).to_le_bytes(),
+                &2.0f32.to_le_bytes(),
+                &off.to_le_bytes(),
+            );
+            check_off_run_lanes::<f64>(
+                &(-1.0f64).to_le_bytes(),
+                &2.0f64.to_le_bytes(),
+                &(off as f64).to_le_bytes(),
+            );
         }
     }
 
