@@ -32,7 +32,7 @@ const MIN_SPAN_BYTES: usize = 512;
 const MIN_SHARED_SPAN_BYTES: usize = 64;
 
 /// Bytes ahead of the sweep that a long run's per-phase loop asks the cache for. FLOAT16
-/// `[2675000]` 4 apart (21 MB, within the L3 cache): 1.95 ms without, 1.36 at 2 KiB, 1.14 at
+/// `[2675000]` 4 apart (21 MB, within the L3 cache): 1.95 ms without, 1.36 at 2 KiB, 1.15 at
 /// 8 KiB; UINT8 5 apart 1.16 → 1.05 → 0.80; FLOAT32 3 apart 2.76 → 2.32 → 2.43; FLOAT32
 /// `[8e6]` 4 apart (128 MB, from memory) 10.7 → 11.0 → 11.1: 2 KiB gains within the cache
 /// and costs nothing measurable beyond it.
