@@ -240,7 +240,7 @@ impl Sweep<'_> {
     /// `MAXIMA` running maxima (a multiple of `PERIOD`), maximum `k` taking every `MAXIMA`th
     /// vector from `j0 + k` unmasked, so that it holds one phase's lanes; the lanes outside
     /// the run are masked once per block, when the maxima are joined. A vector that crosses
-    /// the span's end, and the block's last few, are masked one by one.
+    /// the span's end, and the block's last few, are left to [`Self::block_max_masked`].
     #[inline(always)]
     unsafe fn block_max_per_phase<T: Lanes, const PERIOD: usize, const MAXIMA: usize>(
         &self,
@@ -285,19 +285,11 @@ impl Sweep<'_> {
                 nan = _mm256_or_si256(nan, _mm256_and_si256(lanes_nan, mask));
             }
         }
-        while j < j1 {
-            let (v, mask, _) = self.vector::<T>(j, j % PERIOD);
-            let v = _mm256_blendv_epi8(T::lowest(), v, mask);
-            joined = T::max(joined, v);
-            if T::CAN_NAN {
-                nan = _mm256_or_si256(nan, T::nan(v));
-            }
-            j += 1;
-        }
         if T::CAN_NAN && _mm256_testz_si256(nan, nan) == 0 {
             return None;
         }
-        Some(all_lanes_max::<T>(joined))
+        let rest = self.block_max_masked::<T>(j, j1)?;
+        Some(T::max(all_lanes_max::<T>(joined), rest))
     }
 
     /// [`Self::block_max`] for any period: each vector masked to its phase's lanes. Two
@@ -526,18 +518,17 @@ mod tests {
                     .chain(len - 3..len);
                 for i in planted {
                     let at = (start + i * stride) * T::SIZE;
-                    let run = &mut bytes;
-                    run[at..at + T::SIZE].copy_from_slice(high);
+                    bytes[at..at + T::SIZE].copy_from_slice(high);
                     let want = Some((T::read(high).key(), i));
                     for got in [
-                        strided_run_best::<T, false>(isa, run, start, len, stride),
-                        strided_run_best::<T, true>(isa, run, start, len, stride),
-                        shared.best::<T, false>(run, start, len),
-                        shared.best::<T, true>(run, start, len),
+                        strided_run_best::<T, false>(isa, &bytes, start, len, stride),
+                        strided_run_best::<T, true>(isa, &bytes, start, len, stride),
+                        shared.best::<T, false>(&bytes, start, len),
+                        shared.best::<T, true>(&bytes, start, len),
                     ] {
                         assert_eq!(got, want, "stride {stride} start {start} planted {i}");
                     }
-                    run[at..at + T::SIZE].copy_from_slice(low);
+                    bytes[at..at + T::SIZE].copy_from_slice(low);
                 }
             }
         }
