@@ -46,10 +46,10 @@ use crate::element::FromIndex;
 use crate::parallel::{for_each_task, map_ranges, threads, PARALLEL_MIN_ELEMENTS, TASK_ELEMENTS};
 use crate::simd::Isa;
 use crate::thresholds::{
-    ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES, ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES,
-    ARGMAX_SHORT_TAIL_BYTES, ARGMAX_SPANNED_SEGMENT_MIN_OUTPUTS,
-    ARGMAX_SPANNED_TAIL_MAX_PITCH_BYTES, ARGMAX_SPLIT_FACTOR, ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP,
-    ARGMAX_TAIL_GAP_SHORT,
+    ARGMAX_OUTPUT_ORDER_BLOCK_FLOOR_MAX_OUTPUTS, ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES,
+    ARGMAX_OUTPUT_ORDER_MIN_TAIL_BYTES, ARGMAX_SHORT_TAIL_BYTES,
+    ARGMAX_SPANNED_SEGMENT_MIN_OUTPUTS, ARGMAX_SPANNED_TAIL_MAX_PITCH_BYTES, ARGMAX_SPLIT_FACTOR,
+    ARGMAX_TAIL_BYTES, ARGMAX_TAIL_GAP, ARGMAX_TAIL_GAP_SHORT,
 };
 use std::ops::Range;
 
@@ -904,7 +904,9 @@ impl Tail {
         if self.units_first {
             // The units' items of one block fill an output range together.
             let units: usize = self.outer.iter().map(|d| d.size).product();
-            lanes = (lanes / units.max(1)).max(ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES / T::SIZE);
+            let floor = (ARGMAX_OUTPUT_ORDER_MIN_BLOCK_BYTES / T::SIZE)
+                .min(ARGMAX_OUTPUT_ORDER_BLOCK_FLOOR_MAX_OUTPUTS);
+            lanes = (lanes / units.max(1)).max(floor);
         }
         if !self.is_spanned() {
             return lanes;
@@ -1371,6 +1373,33 @@ mod tests {
         let short = plan(&[3, 2, 10, 4], Some(&strides), &[false, true, false, false]);
         let tail = Tail::new::<i64>(&short.outer, short.tail.unwrap(), None, &short.reduced);
         assert!(!tail.units_first);
+    }
+
+    #[test]
+    fn many_units_share_blocks_of_at_most_a_thousand_outputs_or_four_kib() {
+        // `[3, 2, 1100, 100]` stored as (1, 3, 0, 2), over axis 1: 100 units walked fastest
+        // over blocks of the 3300-output tail, each unit's share of ARGMAX_TAIL_BYTES
+        // (655 UINT8 lanes, 163 FLOAT32 ones) below the floor.
+        let strides = [1100, 3 * 1100 * 100, 1, 3 * 1100];
+        let permuted = plan(
+            &[3, 2, 1100, 100],
+            Some(&strides),
+            &[false, true, false, false],
+        );
+        let tail = || {
+            Tail::new::<u8>(
+                &permuted.outer,
+                permuted.tail.unwrap(),
+                None,
+                &permuted.reduced,
+            )
+        };
+        assert!(tail().units_first);
+        // 4096 bytes' worth, at most 1024 outputs.
+        assert_eq!(tail().block::<u8>(), 1024);
+        assert_eq!(tail().block::<half::f16>(), 1024);
+        assert_eq!(tail().block::<f32>(), 1024);
+        assert_eq!(tail().block::<i64>(), 512);
     }
 
     #[test]

@@ -1742,6 +1742,20 @@ fn long_tails_of_permuted_inputs_walk_in_output_order_and_match_the_reference() 
             &mut rng,
         );
         on_threads(2, || check_all(&padded, &[1], "padded output-order tail"));
+        // 100 units (axis 3): each one's share of the tail's bytes falls below the block
+        // floor, so the tail is cut into blocks of 1024 outputs (512 of 8-byte elements), the
+        // last one short.
+        let many = laid_out(
+            data_type,
+            &[3, 2, 1100, 100],
+            &[1, 3, 0, 2],
+            &[0; 4],
+            &[],
+            &mut rng,
+        );
+        for threads in [1, 2] {
+            on_threads(threads, || check_all(&many, &[1], "many units over blocks"));
+        }
     }
 }
 
