@@ -1373,33 +1373,20 @@ mod tests {
         let short = plan(&[3, 2, 10, 4], Some(&strides), &[false, true, false, false]);
         let tail = Tail::new::<i64>(&short.outer, short.tail.unwrap(), None, &short.reduced);
         assert!(!tail.units_first);
-    }
-
-    #[test]
-    fn many_units_share_blocks_of_at_most_a_thousand_outputs_or_four_kib() {
-        // `[3, 2, 1100, 100]` stored as (1, 3, 0, 2), over axis 1: 100 units walked fastest
-        // over blocks of the 3300-output tail, each unit's share of ARGMAX_TAIL_BYTES
-        // (655 UINT8 lanes, 163 FLOAT32 ones) below the floor.
+        // With 100 units (axis 3), each one's share of ARGMAX_TAIL_BYTES (655 UINT8 lanes, 163
+        // FLOAT32 ones) is below the block floor: 4096 bytes' worth, at most 1024 outputs.
         let strides = [1100, 3 * 1100 * 100, 1, 3 * 1100];
-        let permuted = plan(
+        let many = plan(
             &[3, 2, 1100, 100],
             Some(&strides),
             &[false, true, false, false],
         );
-        let tail = || {
-            Tail::new::<u8>(
-                &permuted.outer,
-                permuted.tail.unwrap(),
-                None,
-                &permuted.reduced,
-            )
-        };
-        assert!(tail().units_first);
-        // 4096 bytes' worth, at most 1024 outputs.
-        assert_eq!(tail().block::<u8>(), 1024);
-        assert_eq!(tail().block::<half::f16>(), 1024);
-        assert_eq!(tail().block::<f32>(), 1024);
-        assert_eq!(tail().block::<i64>(), 512);
+        let tail = Tail::new::<u8>(&many.outer, many.tail.unwrap(), None, &many.reduced);
+        assert!(tail.units_first);
+        assert_eq!(tail.block::<u8>(), 1024);
+        assert_eq!(tail.block::<half::f16>(), 1024);
+        assert_eq!(tail.block::<f32>(), 1024);
+        assert_eq!(tail.block::<i64>(), 512);
     }
 
     #[test]
