@@ -130,6 +130,14 @@ pub(crate) fn amd_zen5() -> bool {
     amd_family() == Some(0x1A)
 }
 
+/// True on AMD family 17h (Zen, Zen+ and Zen 2), read once as [`amd_cpu`] is. There
+/// NonZeroCoordinates streams only dense chunks' rows
+/// ([`NONZERO_ZEN2_IN_PLACE_DENSITY`](crate::thresholds::NONZERO_ZEN2_IN_PLACE_DENSITY)).
+#[inline]
+pub(crate) fn amd_family_17h() -> bool {
+    amd_family() == Some(0x17)
+}
+
 /// True on AMD family 19h (Zen 3 and Zen 4), read once as [`amd_cpu`] is. With AVX-512 (Zen 4
 /// only) NonZeroCoordinates writes one-byte elements' rows in place
 /// ([`NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY`](crate::thresholds::NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY))

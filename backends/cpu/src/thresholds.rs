@@ -433,6 +433,24 @@ pub const NONZERO_STAGE_BYTES: usize = 512;
 /// every chunk, as tuned before.
 pub const NONZERO_AMD_STREAM_MAX_SHARE: f64 = 0.25;
 
+/// NonZeroCoordinates on AMD family 17h (Zen 2, AVX2): chunks with at most this share of
+/// nonzero elements write their rows in place, denser ones stream them (non-temporal stores
+/// from the stage), at every element width; `[one worker, several workers]`. There a core's
+/// plain stores of 240 MB took 18 ms against 11.5 for non-temporal ones (a C loop, 32- or
+/// 16-byte stores), where Zen 3, which [`NONZERO_AMD_STREAM_MAX_SHARE`] was tuned on, gained
+/// little; but below about a quarter nonzero the rows' work hides the writes and the stage's
+/// copy only adds to it. One process, the two ways alternated call by call, medians of 7–9,
+/// in place / streamed (ms), `[3, 10, 1000, 1000]` (rows of 4 coordinates), one thread: UINT8
+/// 5 % 4.93 / 5.63, 10 % 7.32 / 7.99, 20 % 11.7 / 12.6, 25 % 13.3 / 13.3, 30 % 15.4 / 14.6,
+/// 35 % 16.3 / 14.9, 50 % 20.1 / 16.5, 90 % 34.3 / 22.5; FLOAT16 5 % 6.02 / 6.67, 20 % 12.8 /
+/// 13.7, 25 % 14.2 / 14.3, 35 % 17.7 / 15.8, 50 % 21.4 / 17.6; FLOAT32 5 % 12.5 / 12.5, 20 %
+/// 15.1 / 15.5, 25 % 16.4 / 16.3, 35 % 20.5 / 17.8, 50 % 24.0 / 19.8, 90 % 36.9 / 25.3; UINT8
+/// `[3e7]` (rows of 1) 20 % 4.76 / 5.31, 35 % 5.56 / 5.51, 50 % 7.61 / 6.18. Two threads: UINT8
+/// 5 % 2.61 / 2.93, 20 % 6.64 / 6.50, 25 % 8.00 / 7.08, 50 % 13.0 / 11.9, 90 % 22.0 / 20.0;
+/// FLOAT32 20 % 9.59 / 8.87, 50 % 16.1 / 13.0, 90 % 24.9 / 21.4; FLOAT16 20 % 7.11 / 6.91;
+/// UINT8 `[3e7]` 20 % 2.51 / 2.80, 25 % 2.58 / 2.76, 35 % 3.15 / 2.94.
+pub const NONZERO_ZEN2_IN_PLACE_DENSITY: [f64; 2] = [0.3, 0.2];
+
 /// NonZeroCoordinates on AMD family 1Ah (Zen 5, with AVX-512): chunks of elements of at most
 /// [`NONZERO_ZEN5_NARROW_ELEMENT_BYTES`] with at most this share of nonzero elements write their
 /// rows in place rather than streaming them; `[one worker, several workers]`. There one core

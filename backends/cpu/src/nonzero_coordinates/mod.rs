@@ -60,14 +60,15 @@ mod tiny;
 use crate::element::{Element, Zero};
 use crate::parallel::{threads, PARALLEL_MIN_ELEMENTS};
 use crate::simd::{
-    amd_cpu, amd_family_19h, amd_zen5, nonzero_masks, Isa, MASK_GROUP, STREAM_MIN_BYTES,
+    amd_cpu, amd_family_17h, amd_family_19h, amd_zen5, nonzero_masks, Isa, MASK_GROUP,
+    STREAM_MIN_BYTES,
 };
 use crate::strided::{internal, write_packed, Layout, Nest, MAX_DIMS};
 use crate::thresholds::{
     NONZERO_AMD_STREAM_MAX_SHARE, NONZERO_BLOCK_BYTES, NONZERO_CHUNKS_PER_WORKER,
     NONZERO_MASK_PREFETCH_BYTES, NONZERO_READ_AHEAD_BYTES, NONZERO_SCATTER_BLOCK_WORDS,
     NONZERO_SCATTER_MIN_BYTES_PER_ROW, NONZERO_SCATTER_MIN_ELEMENT_BYTES,
-    NONZERO_TINY_MAX_ELEMENTS, NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY,
+    NONZERO_TINY_MAX_ELEMENTS, NONZERO_ZEN2_IN_PLACE_DENSITY, NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY,
     NONZERO_ZEN4_MASK_PREFETCH_AGAIN_BYTES, NONZERO_ZEN4_MASK_PREFETCH_AGAIN_MIN_ELEMENT_BYTES,
     NONZERO_ZEN4_NARROW_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
     NONZERO_ZEN5_NARROW_ELEMENT_BYTES, NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY,
@@ -109,7 +110,8 @@ struct Tuning {
     /// Chunks of elements of at most `narrow_element_bytes` whose share of nonzero elements is
     /// at most this write their rows in place: `[one worker, several]`
     /// ([`NONZERO_ZEN5_NARROW_IN_PLACE_DENSITY`] on AMD Zen 5 with AVX-512,
-    /// [`NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY`] on Zen 4, else none).
+    /// [`NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY`] on Zen 4, [`NONZERO_ZEN2_IN_PLACE_DENSITY`]
+    /// for every width on Zen 2, else none).
     narrow_in_place_density: [f64; 2],
     /// The widest elements `narrow_in_place_density` applies to.
     narrow_element_bytes: usize,
@@ -137,6 +139,8 @@ struct Tuning {
 /// The AMD cores with AVX-512 whose NonZeroCoordinates thresholds differ from the others'.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Zen {
+    /// Family 17h (AVX2).
+    Two,
     /// Family 19h with AVX-512.
     Four,
     /// Family 1Ah.
@@ -144,9 +148,12 @@ enum Zen {
 }
 
 impl Zen {
-    /// Which of them runs the kernels of `isa`: only `Isa::Avx512` runs their tuning.
+    /// Which of them runs the kernels of `isa`: `Isa::Avx2` on family 17h and `Isa::Avx512`
+    /// run their tuning, other kernels (those of tests, or Zen 3's) none.
     fn of(isa: Isa) -> Option<Zen> {
-        if isa != Isa::Avx512 {
+        if isa == Isa::Avx2 && amd_family_17h() {
+            Some(Zen::Two)
+        } else if isa != Isa::Avx512 {
             None
         } else if amd_zen5() {
             Some(Zen::Five)
@@ -184,6 +191,7 @@ impl Tuning {
                 NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
                 NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
             ),
+            Some(Zen::Two) => (NONZERO_ZEN2_IN_PLACE_DENSITY, usize::MAX),
             None => ([-1.0; 2], 0),
         };
         Tuning {
@@ -192,8 +200,9 @@ impl Tuning {
             chunk: usize::MAX,
             parallel_min: PARALLEL_MIN_ELEMENTS,
             stream_min: STREAM_MIN_BYTES,
-            // Measured on Zen 3 (AVX2); Zen 4, with AVX-512, kept the streaming it was tuned with.
-            stream_share: if amd_cpu() && isa != Isa::Avx512 {
+            // Measured on Zen 3 (AVX2); Zen 4, with AVX-512, kept the streaming it was tuned
+            // with, and Zen 2 streams by density alone (`narrow_in_place_density`).
+            stream_share: if amd_cpu() && isa != Isa::Avx512 && zen != Some(Zen::Two) {
                 NONZERO_AMD_STREAM_MAX_SHARE
             } else {
                 f64::INFINITY

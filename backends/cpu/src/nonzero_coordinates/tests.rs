@@ -506,8 +506,8 @@ use super::{run_with, ChunkLoad, Tuning};
 use crate::simd::Isa;
 use crate::test_tensors::poisoned;
 use crate::thresholds::{
-    NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY, NONZERO_ZEN4_NARROW_ELEMENT_BYTES,
-    NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
+    NONZERO_ZEN2_IN_PLACE_DENSITY, NONZERO_ZEN4_DENSE_IN_PLACE_DENSITY,
+    NONZERO_ZEN4_NARROW_ELEMENT_BYTES, NONZERO_ZEN4_NARROW_IN_PLACE_DENSITY,
 };
 
 /// An element type with a way to draw zero and nonzero values and to tell them apart
@@ -1261,7 +1261,37 @@ fn zen_4_writes_dense_rows_of_wider_elements_in_place() {
 }
 
 #[test]
-fn the_thresholds_write_narrow_rows_in_place_only_on_zen_4_and_5_with_avx512() {
+fn zen_2_streams_only_dense_chunks_of_every_width() {
+    let tuning = Tuning {
+        stream_share: f64::INFINITY,
+        narrow_in_place_density: NONZERO_ZEN2_IN_PLACE_DENSITY,
+        narrow_element_bytes: usize::MAX,
+        ..Tuning::new(Isa::Portable)
+    };
+    let [alone, shared] = NONZERO_ZEN2_IN_PLACE_DENSITY;
+    let at = |density: f64| (density * 1000.0).floor() as usize;
+    for bytes in [1, 2, 4, 8] {
+        assert!(!tuning.chunk_streams(true, load(at(alone), 1000, bytes, false)));
+        assert!(tuning.chunk_streams(true, load(at(alone) + 1, 1000, bytes, false)));
+        assert!(!tuning.chunk_streams(true, load(at(shared), 1000, bytes, true)));
+        assert!(tuning.chunk_streams(true, load(at(shared) + 1, 1000, bytes, true)));
+    }
+    // The thresholds give that tuning to AVX2 kernels on family 17h only, with no share cap.
+    let avx2 = Tuning::new(Isa::Avx2);
+    let zen_2 = crate::simd::amd_family_17h();
+    assert_eq!(avx2.narrow_element_bytes == usize::MAX, zen_2);
+    assert_eq!(
+        avx2.narrow_in_place_density == NONZERO_ZEN2_IN_PLACE_DENSITY,
+        zen_2
+    );
+    if zen_2 {
+        assert!(avx2.stream_share.is_infinite());
+    }
+    assert_ne!(Tuning::new(Isa::Portable).narrow_element_bytes, usize::MAX);
+}
+
+#[test]
+fn the_thresholds_write_sparse_rows_in_place_only_on_zen_2_and_on_zen_4_and_5_with_avx512() {
     for isa in Isa::available() {
         let tuning = Tuning::new(isa);
         // Rows of one coordinate: 0.2 bytes per input byte, within every share.
@@ -1272,7 +1302,8 @@ fn the_thresholds_write_narrow_rows_in_place_only_on_zen_4_and_5_with_avx512() {
         let in_place = !tuning.chunk_streams(true, sparse);
         assert_eq!(
             in_place,
-            isa == Isa::Avx512 && (crate::simd::amd_zen5() || crate::simd::amd_family_19h()),
+            (isa == Isa::Avx512 && (crate::simd::amd_zen5() || crate::simd::amd_family_19h()))
+                || (isa == Isa::Avx2 && crate::simd::amd_family_17h()),
             "{isa:?}"
         );
     }
