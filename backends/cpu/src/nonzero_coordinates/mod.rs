@@ -136,7 +136,8 @@ struct Tuning {
     tiny_max: usize,
 }
 
-/// The AMD cores with AVX-512 whose NonZeroCoordinates thresholds differ from the others'.
+/// The AMD cores whose NonZeroCoordinates thresholds differ from the others' (Zen 2 with AVX2,
+/// Zen 4 and 5 with AVX-512).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Zen {
     /// Family 17h (AVX2).
