@@ -14,7 +14,9 @@
 //!   filled with OffValue in whole aligned 64-byte lines ([`fill_pattern`]), then the OnValue
 //!   of every sequence whose element `(o·depth + position)·inner + x` falls in the piece is
 //!   stored over it: the work is one store per 32 bytes (two per line with AVX2) plus one per
-//!   sequence, whatever the depth.
+//!   sequence, whatever the depth. Written in place, an OffValue of one repeated byte (zero,
+//!   most often) with rows of at least [`ONE_HOT_MEMSET_MIN_ROW_BYTES`] is filled by `memset`
+//!   instead, before the lines kernel too ([`fill_then_scatter`]).
 //! - **Lines** ([`lines`], Axis last with a depth of at most
 //!   [`ONE_HOT_LINES_MAX_DEPTH`](crate::thresholds::ONE_HOT_LINES_MAX_DEPTH), AVX-512 VBMI):
 //!   each 64-byte line is built in registers from the positions of the rows it covers (a byte
@@ -83,8 +85,9 @@ use crate::parallel::{for_each_chunk_mut, map_ranges, PARALLEL_MIN_ELEMENTS, TAS
 use crate::simd::{copy_streaming, stream_fence, Isa, LineStreamer};
 use crate::strided::{internal, write_packed, Layout, Nest};
 use crate::thresholds::{
-    ONE_HOT_DIRECT_MIN_ROW_BYTES, ONE_HOT_IN_PLACE_PIECE_BYTES, ONE_HOT_POSITION_BLOCK,
-    ONE_HOT_SCATTER_MAX_INNER, ONE_HOT_STAGE_BYTES, ONE_HOT_TASK_BYTES, STREAM_MIN_BYTES,
+    ONE_HOT_DIRECT_MIN_ROW_BYTES, ONE_HOT_IN_PLACE_PIECE_BYTES, ONE_HOT_MEMSET_MIN_ROW_BYTES,
+    ONE_HOT_POSITION_BLOCK, ONE_HOT_SCATTER_MAX_INNER, ONE_HOT_STAGE_BYTES, ONE_HOT_TASK_BYTES,
+    STREAM_MIN_BYTES,
 };
 use opconform_backend::{BackendError, DataType, Level, OneHotDesc, Tensor};
 
@@ -444,6 +447,10 @@ fn fill<V: Value>(
 /// Writes the output elements `first..` that `chunk` holds, a stage-sized piece at a time.
 fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], stream: bool) {
     let piece = ONE_HOT_STAGE_BYTES / V::SIZE;
+    if !stream && fills_by_memset(f) {
+        fill_then_scatter(f, first, chunk);
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     if let Some(tables) = f.lines {
         if !stream || (chunk.as_ptr() as usize).is_multiple_of(V::SIZE) {
@@ -756,6 +763,43 @@ impl PositionCache {
         }
         let to = self.len.min(end - self.first);
         &self.positions[s - self.first..to]
+    }
+}
+
+/// Whether an output written in place is better filled with OffValue by `memset` and then
+/// patched with its OnValues ([`fill_then_scatter`]) than built line by line: OffValue is one
+/// byte repeated (zero, as most often) and rows are long enough that few lines hold an
+/// OnValue (at least [`ONE_HOT_MEMSET_MIN_ROW_BYTES`]).
+fn fills_by_memset<V: Value>(f: &Fill<'_, '_, V>) -> bool {
+    f.shape.depth * V::SIZE >= ONE_HOT_MEMSET_MIN_ROW_BYTES && repeated_byte(f.off).is_some()
+}
+
+/// The byte `value` repeats, when all its bytes are one.
+fn repeated_byte<V: Value>(value: V) -> Option<u8> {
+    let mut bytes = [0u8; 8];
+    value.write(&mut bytes);
+    let bytes = &bytes[..V::SIZE];
+    bytes.iter().all(|&b| b == bytes[0]).then_some(bytes[0])
+}
+
+/// Writes the output elements `first..` that `chunk` holds in place, a piece of
+/// [`ONE_HOT_IN_PLACE_PIECE_BYTES`] at a time: `memset` with OffValue's byte, then the
+/// piece's OnValues stored over it (they hit the L1 cache).
+fn fill_then_scatter<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8]) {
+    let byte = repeated_byte(f.off).expect("fills_by_memset checked OffValue");
+    let mut cache = PositionCache::new(sequences_touched(f.shape, first, chunk.len() / V::SIZE));
+    let piece = ONE_HOT_IN_PLACE_PIECE_BYTES / V::SIZE;
+    for (p, out) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
+        out.fill(byte);
+        for_each_on_value(
+            f,
+            first + p * piece,
+            out.len() / V::SIZE,
+            &mut cache,
+            |at| {
+                f.on.write(&mut out[at * V::SIZE..]);
+            },
+        );
     }
 }
 
@@ -1580,7 +1624,13 @@ mod tests {
             let layout = Layout::new(&desc, data.len(), "indices").unwrap();
             let indices = Indices::new(data_type, &data, &layout, depth as u64, from_end).unwrap();
             let on: Vec<u8> = (0..size).map(|i| 0xC0 | i as u8).collect();
-            let off: Vec<u8> = (0..size).map(|i| 0x10 | i as u8).collect();
+            // Half the time one byte repeated, as zero is: deep rows written in place are
+            // then filled by `memset` (`fills_by_memset`).
+            let off: Vec<u8> = match rng.next() % 4 {
+                0 => vec![0; size],
+                1 => vec![0x5A; size],
+                _ => (0..size).map(|i| 0x10 | i as u8).collect(),
+            };
             let expected = reference(&positions, shape, &on, &off);
             for isa in Isa::available() {
                 for (parallel, stream) in
