@@ -515,12 +515,13 @@ pub const ONE_HOT_IN_PLACE_PIECE_BYTES: usize = 32 << 10;
 
 /// OneHot written in place (outputs below [`STREAM_MIN_BYTES`]) with an OffValue of one
 /// repeated byte: rows of at least this many bytes are filled by `memset` and their OnValues
-/// stored over it, rather than built line by line (or filled with vector stores of the
-/// pattern, [`ONE_HOT_LINES_MAX_DEPTH`]'s deeper rows). On Intel Xeon (Emerald Rapids,
-/// AVX-512), glibc's `memset` wrote an output in the L2 cache at 45 GB/s (`rep stosb`, whole
-/// lines with no read for ownership) against 19–26 GB/s for the line kernel's stores. One
-/// core, calls interleaved, medians of 41, memset → line kernel or pattern (ms): INT64 ->
-/// INT64 of 2000 indices at depth 100 (1.6 MB) 0.080 → 0.063, 4765 (3.8 MB) 0.187 → 0.145;
+/// stored over it, rather than built line by line (or, deeper than
+/// [`ONE_HOT_LINES_MAX_DEPTH`], filled with vector stores of the pattern). On Intel Xeon
+/// (Emerald Rapids, AVX-512), glibc's `memset` wrote an output in the L2 cache at 45 GB/s
+/// against 19–26 GB/s for the line kernel's stores (likely `rep stosb`, which may write whole
+/// lines without reading them first; not verified). One core, calls interleaved, medians of
+/// 41, line kernel or pattern → memset (ms): INT64 -> INT64 of 2000 indices at depth 100
+/// (1.6 MB) 0.080 → 0.063, 4765 (3.8 MB) 0.187 → 0.145;
 /// INT32 -> FLOAT32 4765 at depth 100 0.110 → 0.087, at depth 48 (rows of 192 bytes) 0.089 →
 /// 0.065; INT64 -> INT64 at depth 24 (192 bytes) 0.026 → 0.018; INT64 -> UINT8 at depth 200
 /// 0.228 → 0.169; 300 INT64 at depth 1000 0.106 → 0.096. Below 192 bytes, with an OnValue in
