@@ -521,9 +521,8 @@ pub const ONE_HOT_IN_PLACE_PIECE_BYTES: usize = 32 << 10;
 /// against 19–26 GB/s for the line kernel's stores (likely `rep stosb`, which may write whole
 /// lines without reading them first; not verified). One core, calls interleaved, medians of
 /// 41, line kernel or pattern → memset (ms): INT64 -> INT64 of 2000 indices at depth 100
-/// (1.6 MB) 0.080 → 0.063, 4765 (3.8 MB) 0.187 → 0.145;
-/// INT32 -> FLOAT32 4765 at depth 100 0.110 → 0.087, at depth 48 (rows of 192 bytes) 0.089 →
-/// 0.065; INT64 -> INT64 at depth 24 (192 bytes) 0.026 → 0.018; INT64 -> UINT8 at depth 200
+/// (1.6 MB) 0.080 → 0.063, 4765 (3.8 MB) 0.187 → 0.145; INT32 -> FLOAT32 4765 at depth 100
+/// 0.110 → 0.087, at depth 48 (rows of 192 bytes) 0.089 → 0.065; INT64 -> INT64 at depth 24 (192 bytes) 0.026 → 0.018; INT64 -> UINT8 at depth 200
 /// 0.228 → 0.169; 300 INT64 at depth 1000 0.106 → 0.096. Below 192 bytes, with an OnValue in
 /// most lines, the stores over the fill lost: at 64 and 128 bytes (FLOAT32 depth 16 and 32,
 /// FLOAT16 depth 64, UINT8 depth 100) 12–34 % slower. Not measured on AMD: `memset` is glibc's

@@ -16,7 +16,7 @@
 //!   stored over it: the work is one store per 32 bytes (two per line with AVX2) plus one per
 //!   sequence, whatever the depth. Written in place, an OffValue of one repeated byte (zero,
 //!   most often) with rows of at least [`ONE_HOT_MEMSET_MIN_ROW_BYTES`] is filled by `memset`
-//!   instead, before the lines kernel too ([`fill_then_scatter`]).
+//!   instead, before the lines kernel too ([`memset_byte`]).
 //! - **Lines** ([`lines`], Axis last with a depth of at most
 //!   [`ONE_HOT_LINES_MAX_DEPTH`](crate::thresholds::ONE_HOT_LINES_MAX_DEPTH), AVX-512 VBMI):
 //!   each 64-byte line is built in registers from the positions of the rows it covers (a byte
@@ -447,12 +447,9 @@ fn fill<V: Value>(
 /// Writes the output elements `first..` that `chunk` holds, a stage-sized piece at a time.
 fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], stream: bool) {
     let piece = ONE_HOT_STAGE_BYTES / V::SIZE;
-    if !stream && fills_by_memset(f) {
-        fill_then_scatter(f, first, chunk);
-        return;
-    }
+    let memset_byte = if stream { None } else { memset_byte(f) };
     #[cfg(target_arch = "x86_64")]
-    if let Some(tables) = f.lines {
+    if let (Some(tables), None) = (f.lines, memset_byte) {
         if !stream || (chunk.as_ptr() as usize).is_multiple_of(V::SIZE) {
             // SAFETY: the tables exist only when the CPU has the instructions of their line
             // kernel (`f.isa`'s); a streamed chunk's elements are aligned to their size.
@@ -467,7 +464,13 @@ fn scatter_task<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8], s
     if !stream {
         let in_place_piece = ONE_HOT_IN_PLACE_PIECE_BYTES / V::SIZE;
         for (p, dst) in chunk.chunks_mut(in_place_piece * V::SIZE).enumerate() {
-            scatter_piece(f, first + p * in_place_piece, dst, &mut cache);
+            let start = first + p * in_place_piece;
+            if let Some(byte) = memset_byte {
+                dst.fill(byte);
+                put_on_values(f, start, dst, &mut cache);
+            } else {
+                scatter_piece(f, start, dst, &mut cache);
+            }
         }
         return;
     }
@@ -766,41 +769,18 @@ impl PositionCache {
     }
 }
 
-/// Whether an output written in place is better filled with OffValue by `memset` and then
-/// patched with its OnValues ([`fill_then_scatter`]) than built line by line: OffValue is one
-/// byte repeated (zero, as most often) and rows are long enough that few lines hold an
-/// OnValue (at least [`ONE_HOT_MEMSET_MIN_ROW_BYTES`]).
-fn fills_by_memset<V: Value>(f: &Fill<'_, '_, V>) -> bool {
-    f.shape.depth * V::SIZE >= ONE_HOT_MEMSET_MIN_ROW_BYTES && repeated_byte(f.off).is_some()
-}
-
-/// The byte `value` repeats, when all its bytes are one.
-fn repeated_byte<V: Value>(value: V) -> Option<u8> {
+/// OffValue's byte when an output written in place is better filled by `memset` and then
+/// patched with its OnValues ([`scatter_task`]) than built line by line: OffValue is one byte
+/// repeated (zero, as most often) and rows are long enough that few lines hold an OnValue (at
+/// least [`ONE_HOT_MEMSET_MIN_ROW_BYTES`]).
+fn memset_byte<V: Value>(f: &Fill<'_, '_, V>) -> Option<u8> {
+    if f.shape.depth * V::SIZE < ONE_HOT_MEMSET_MIN_ROW_BYTES {
+        return None;
+    }
     let mut bytes = [0u8; 8];
-    value.write(&mut bytes);
+    f.off.write(&mut bytes);
     let bytes = &bytes[..V::SIZE];
     bytes.iter().all(|&b| b == bytes[0]).then_some(bytes[0])
-}
-
-/// Writes the output elements `first..` that `chunk` holds in place, a piece of
-/// [`ONE_HOT_IN_PLACE_PIECE_BYTES`] at a time: `memset` with OffValue's byte, then the
-/// piece's OnValues stored over it (they hit the L1 cache).
-fn fill_then_scatter<V: Value>(f: &Fill<'_, '_, V>, first: usize, chunk: &mut [u8]) {
-    let byte = repeated_byte(f.off).expect("fills_by_memset checked OffValue");
-    let mut cache = PositionCache::new(sequences_touched(f.shape, first, chunk.len() / V::SIZE));
-    let piece = ONE_HOT_IN_PLACE_PIECE_BYTES / V::SIZE;
-    for (p, out) in chunk.chunks_mut(piece * V::SIZE).enumerate() {
-        out.fill(byte);
-        for_each_on_value(
-            f,
-            first + p * piece,
-            out.len() / V::SIZE,
-            &mut cache,
-            |at| {
-                f.on.write(&mut out[at * V::SIZE..]);
-            },
-        );
-    }
 }
 
 /// [`scatter_body`] with the instructions of `f.isa`.
@@ -846,6 +826,18 @@ fn scatter_body<V: Value>(
     cache: &mut PositionCache,
 ) {
     fill_pattern(out, f.off);
+    put_on_values(f, start, out, cache);
+}
+
+/// Stores OnValue over `out` (the output elements `start..start + out.len() / size`, filled
+/// with OffValue) wherever a sequence's OnValue falls in it (positions read through `cache`).
+#[inline(always)]
+fn put_on_values<V: Value>(
+    f: &Fill<'_, '_, V>,
+    start: usize,
+    out: &mut [u8],
+    cache: &mut PositionCache,
+) {
     for_each_on_value(f, start, out.len() / V::SIZE, cache, |at| {
         f.on.write(&mut out[at * V::SIZE..]);
     });
@@ -1625,7 +1617,7 @@ mod tests {
             let indices = Indices::new(data_type, &data, &layout, depth as u64, from_end).unwrap();
             let on: Vec<u8> = (0..size).map(|i| 0xC0 | i as u8).collect();
             // Half the time one byte repeated, as zero is: deep rows written in place are
-            // then filled by `memset` (`fills_by_memset`).
+            // then filled by `memset` (`memset_byte`).
             let off: Vec<u8> = match rng.next() % 4 {
                 0 => vec![0; size],
                 1 => vec![0x5A; size],
