@@ -611,3 +611,21 @@ pub const ONE_HOT_WIDE_INDEX_PREFETCH_BYTES: usize = 4096;
 /// long are written by scattering each sequence's OnValue over OffValue; longer runs compare
 /// each element's position with its Axis coordinate, a row segment at a time.
 pub const ONE_HOT_SCATTER_MAX_INNER: usize = 64;
+
+/// ArgMax: reduced dimensions lying in memory out of index order are walked as groups
+/// (`argmax::out_of_order`) only when each group reduces at least this many rows: each output
+/// pays a merge (an index decoded, a key read back) per group.
+pub const ARGMAX_GROUP_MIN_ROWS: usize = 16;
+
+/// ArgMax: at most this many groups (`argmax::out_of_order`): each runs a plan of its own.
+pub const ARGMAX_GROUP_MAX_GROUPS: usize = 64;
+
+/// ArgMax: groups (`argmax::out_of_order`) lie at least this many bytes apart.
+pub const ARGMAX_GROUP_MIN_BLOCK_BYTES: usize = 1024;
+
+/// ArgMax: each group (`argmax::out_of_order`) reduces at least this many elements.
+pub const ARGMAX_GROUP_MIN_ELEMENTS: usize = 1 << 15;
+
+/// ArgMax: with the innermost dimension kept, groups (`argmax::out_of_order`) only for a tail
+/// of fewer bytes.
+pub const ARGMAX_GROUP_MAX_TAIL_BYTES: usize = 64;

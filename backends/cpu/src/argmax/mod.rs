@@ -25,6 +25,7 @@ mod collapsed_runs;
 mod interleaved;
 mod kernels;
 mod lanes;
+mod out_of_order;
 mod packed_tail;
 mod padded;
 mod plan;
@@ -191,6 +192,11 @@ impl Job<'_> {
             let index = if LAST { self.plan.last_offset } else { 0 };
             // SAFETY: one thread writes every slot.
             unsafe { outputs.set_strided(0, 1, self.plan.outputs(), |_| index) };
+            return;
+        }
+        // Reduced dimensions out of index order in memory: one group of them at a time.
+        if let Some(split) = out_of_order::OutOfOrder::new::<T>(self.plan) {
+            self.out_of_order::<T, O, LAST>(&outputs, &split);
             return;
         }
         // One contiguous run per output: the vector run kernels read a short one in a vector

@@ -108,6 +108,12 @@ impl Plan {
             dims.push(dim);
         }
         dims.reverse();
+        Plan::from_dims(dims, last_offset)
+    }
+
+    /// The plan walking `dims` (each of size > 1, none a reduced broadcast), with
+    /// `last_offset` for DECREASING: [`Plan::new`] after it has read the layout.
+    pub fn from_dims(mut dims: Vec<Dim>, last_offset: usize) -> Plan {
         // Memory order: larger strides outside. A kept broadcast dimension (stride 0) goes
         // outermost (its outputs are independent copies); ties keep the logical order.
         let sort_key = |dim: &Dim| {
